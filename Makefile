@@ -1,0 +1,46 @@
+# Two commands set everything up on a machine that has only Python:
+#   make lab    open the lessons in JupyterLab
+#   make test   run the whole test suite
+# Both install uv (into .tools/) when it is missing, then let uv build .venv from uv.lock.
+
+PYTHON ?= python3
+UV_VERSION ?= 0.13.8
+UV := $(shell command -v uv 2>/dev/null || echo .tools/bin/uv)
+SYNC_LESSONS := --extra lessons
+export UV_PYTHON_DOWNLOADS := never
+export UV_PYTHON := $(shell command -v $(PYTHON))
+
+.PHONY: lab test test-fast lint html browser-deps bench bench-gpu clean
+
+.tools/bin/uv:
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check --target .tools uv==$(UV_VERSION)
+
+uv: $(if $(filter .tools/bin/uv,$(UV)),.tools/bin/uv)
+
+lab: uv
+	$(UV) sync --frozen $(SYNC_LESSONS)
+	$(UV) run --frozen jupyter lab lessons/00_start_here.ipynb
+
+test: uv
+	$(UV) sync --frozen $(SYNC_LESSONS)
+	$(UV) run --frozen pytest
+
+test-fast: uv
+	$(UV) sync --frozen $(SYNC_LESSONS)
+	$(UV) run --frozen pytest -m "not browser and not slow"
+
+lint: uv
+	$(UV) run --frozen ruff check .
+	$(UV) run --frozen ruff format --check engine gradviz tests bench
+
+# Execute every lesson and export static HTML pages (widget state embedded) into site/.
+html: uv
+	$(UV) sync --frozen $(SYNC_LESSONS)
+	$(UV) run --frozen python tools/export_html.py --out site
+
+# Debian's Chromium for the browser tests (needs root; they skip without it).
+browser-deps:
+	tools/install_chromium.sh
+
+clean:
+	rm -rf .venv .tools build dist artifacts

@@ -1,0 +1,44 @@
+"""engine: a small autodiff engine with TensorFlow 2's GradientTape, on NumPy (CPU) or CuPy (GPU).
+
+>>> import engine as eg
+>>> x = eg.constant(3.0)
+>>> with eg.GradientTape() as tape:
+...     tape.watch(x)
+...     y = x * x
+>>> tape.gradient(y, x)
+<Tensor shape=() dtype=float32 device=cpu:0 6.0>
+
+Layers: `backend` (devices) → `tensor` → `primitive` + `ops` (forward and gradient side by side)
+→ `tape` (recording and the backward pass) → `functional` (grad of a function).
+"""
+
+import numpy as _np
+
+from . import config, nest, random
+from . import tensor as _tensor  # noqa: F401  (first: it loads the ops, which the rest use)
+from .backend import device, gpu_available, list_devices, memory_info
+from .functional import (
+    grad,
+    gradients_function,
+    implicit_gradients,
+    implicit_value_and_gradients,
+    value_and_grad,
+    value_and_gradients_function,
+)
+from .ops import *  # noqa: F403  (the op names are the public API)
+from .ops import __all__ as _op_names
+from .primitive import REGISTRY as primitives
+from .tape import GradientTape, Record
+from .tensor import Tensor, Variable, as_dtype, constant, convert_to_tensor
+
+float16, float32, float64 = _np.dtype("float16"), _np.dtype("float32"), _np.dtype("float64")
+int32, int64, bool_ = _np.dtype("int32"), _np.dtype("int64"), _np.dtype("bool")
+
+__version__ = "0.1.0"
+__all__ = [
+    "GradientTape", "Record", "Tensor", "Variable", "as_dtype", "config", "constant",
+    "convert_to_tensor", "device", "gpu_available", "grad", "gradients_function", "implicit_gradients",
+    "implicit_value_and_gradients", "list_devices", "memory_info", "nest", "primitives", "random",
+    "value_and_grad", "value_and_gradients_function",
+    "float16", "float32", "float64", "int32", "int64", "bool_", *_op_names,
+]

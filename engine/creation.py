@@ -1,0 +1,83 @@
+"""Making tensors: zeros, ones, fill, eye, arange, linspace and the ``*_like`` forms.
+
+New tensors go on the current device (see `engine.device`); ``*_like`` ones beside their model.
+
+>>> import engine as eg
+>>> eg.zeros((2, 3)).shape, eg.arange(5).numpy(), eg.eye(2).dtype
+((2, 3), array([0, 1, 2, 3, 4], dtype=int32), dtype('float32'))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import backend
+from .tensor import Tensor, _default_array, as_dtype
+
+__all__ = ["zeros", "ones", "zeros_like", "ones_like", "fill", "eye", "arange", "linspace"]
+
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, Tensor):
+        shape = shape.numpy().tolist()
+    if isinstance(shape, int | np.integer):
+        return (int(shape),)
+    return tuple(int(n) for n in shape)
+
+
+def _new(build, dtype: Any, device: backend.Device | None = None) -> Tensor:
+    dev = device or backend.current_device()
+    with dev.activate():
+        return Tensor._make(build(dev.xp, as_dtype(dtype)), dev)
+
+
+def zeros(shape: int | Sequence[int], dtype: Any = "float32") -> Tensor:
+    """A tensor of zeros."""
+    return _new(lambda xp, dt: xp.zeros(_shape(shape), dtype=dt), dtype)
+
+
+def ones(shape: int | Sequence[int], dtype: Any = "float32") -> Tensor:
+    """A tensor of ones."""
+    return _new(lambda xp, dt: xp.ones(_shape(shape), dtype=dt), dtype)
+
+
+def fill(dims: int | Sequence[int], value: Any, dtype: Any = None) -> Tensor:
+    """A tensor of shape ``dims`` filled with ``value`` (dtype from the value: 1.5 → float32)."""
+    dt = as_dtype(dtype) if dtype is not None else _default_array(value).dtype
+    return _new(lambda xp, d: xp.full(_shape(dims), value, dtype=d), dt)
+
+
+def zeros_like(t: Any, dtype: Any = None) -> Tensor:
+    """Zeros with ``t``'s shape, dtype and device."""
+    t = t if isinstance(t, Tensor) else Tensor(_default_array(t), backend.current_device())
+    return _new(lambda xp, dt: xp.zeros(t.shape, dtype=dt), dtype or t.dtype, t._device)
+
+
+def ones_like(t: Any, dtype: Any = None) -> Tensor:
+    """Ones with ``t``'s shape, dtype and device."""
+    t = t if isinstance(t, Tensor) else Tensor(_default_array(t), backend.current_device())
+    return _new(lambda xp, dt: xp.ones(t.shape, dtype=dt), dtype or t.dtype, t._device)
+
+
+def eye(num_rows: int, num_columns: int | None = None, dtype: Any = "float32") -> Tensor:
+    """The identity matrix (ones on the diagonal)."""
+    return _new(lambda xp, dt: xp.eye(num_rows, num_columns, dtype=dt), dtype)
+
+
+def arange(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None) -> Tensor:
+    """``start, start + delta, …`` below ``limit`` (``arange(n)`` is ``0 … n-1``), like tf.range."""
+    if limit is None:
+        start, limit = 0, start
+    dt = as_dtype(dtype) if dtype is not None else _default_array(np.asarray(start) + np.asarray(limit)
+                                                                   + np.asarray(delta)).dtype
+    if not isinstance(start + limit + delta, int | np.integer) and dt.kind in "iu" and dtype is None:
+        dt = np.dtype(np.float32)
+    return _new(lambda xp, d: xp.arange(start, limit, delta, dtype=d), dt)
+
+
+def linspace(start: float, stop: float, num: int, dtype: Any = "float32") -> Tensor:
+    """``num`` evenly spaced values from ``start`` to ``stop``, both included."""
+    return _new(lambda xp, dt: xp.linspace(start, stop, int(num), dtype=dt), dtype)

@@ -1,0 +1,52 @@
+"""Every differentiable op, by name. Each module holds a family, forward beside gradient."""
+
+from ..creation import arange, eye, fill, linspace, ones, ones_like, zeros, zeros_like
+from .arithmetic import add, divide, floordiv, maximum, minimum, mod, multiply, pow, subtract
+from .devices import copy_to_device
+from .elementwise import (
+    abs,
+    cos,
+    exp,
+    log,
+    log1p,
+    negative,
+    relu,
+    sigmoid,
+    sign,
+    sin,
+    softplus,
+    sqrt,
+    square,
+    tan,
+    tanh,
+)
+from .indexing import getitem
+from .linalg import matmul
+from .logic import (
+    equal,
+    greater,
+    greater_equal,
+    less,
+    less_equal,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    not_equal,
+    stop_gradient,
+)
+from .reduction import argmax, argmin, max, mean, min, prod, sum
+from .selection import clip, where
+from .shape import broadcast_to, cast, concat, expand_dims, reshape, squeeze, stack, transpose
+from .special import log_softmax, logsumexp, softmax
+
+__all__ = [
+    "abs", "add", "arange", "argmax", "argmin", "broadcast_to", "cast", "clip", "concat",
+    "copy_to_device", "cos", "divide", "equal", "exp", "expand_dims", "eye", "fill", "floordiv",
+    "getitem", "greater", "greater_equal", "less", "less_equal", "linspace", "log", "log1p",
+    "log_softmax", "logical_and", "logical_not", "logical_or", "logical_xor", "logsumexp", "matmul",
+    "max", "maximum", "mean", "min", "minimum", "mod", "multiply", "negative", "not_equal", "ones",
+    "ones_like", "pow", "prod", "relu", "reshape", "sigmoid", "sign", "sin", "softmax", "softplus",
+    "sqrt", "square", "squeeze", "stack", "stop_gradient", "subtract", "sum", "tan", "tanh",
+    "transpose", "where", "zeros", "zeros_like",
+]

@@ -1,0 +1,31 @@
+"""Moving a tensor between devices, differentiably: the gradient moves back.
+
+>>> import engine as eg
+>>> eg.constant([1.0]).to("cpu:0").device
+'cpu:0'
+"""
+
+from __future__ import annotations
+
+from .. import backend
+from .. import tape as _tape
+from ..primitive import Primitive, _op_ids
+from ..tensor import Tensor
+
+_copy = Primitive(
+    "copy_to_device", lambda xp, x, device: backend.transfer(x, device),
+    vjps=[lambda g, y, x, device: copy_to_device(g, device=x._device)],
+    same_dtype=False,
+)
+
+
+def copy_to_device(x: Tensor, device: backend.Device) -> Tensor:
+    """``x`` on ``device``; recorded on active tapes so the gradient flows back to x's device."""
+    if x._is_variable:
+        x = x._read()
+    if x._device is device:
+        return x
+    y = Tensor._make(backend.transfer(x._data, device), device)
+    if _tape._ACTIVE and x.dtype.kind in "fc":
+        _tape._record_everywhere(_copy, (x,), y, {"device": device}, next(_op_ids))
+    return y

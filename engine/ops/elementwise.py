@@ -1,0 +1,80 @@
+"""Elementwise functions of one tensor: forward and gradient side by side.
+
+Each gradient is written with engine ops, often reusing the output ``y`` (exp, tanh, sigmoid, sqrt).
+
+>>> import engine as eg
+>>> eg.tanh(eg.constant([0.0, 1.0]))
+<Tensor shape=(2,) dtype=float32 device=cpu:0 [0.        0.7615942]>
+"""
+
+from __future__ import annotations
+
+from .. import ops as F
+from ..primitive import Primitive
+
+
+def _unary(name, forward, vjp, doc, float_only=True):
+    return Primitive(name, forward, vjps=None if vjp is None else [vjp], float_only=float_only, doc=doc)
+
+
+negative = _unary("negative", lambda xp, x: -x,
+                  lambda g, y, x: F.negative(g),
+                  "-x.", float_only=False)
+abs = _unary("abs", lambda xp, x: xp.abs(x),  # noqa: A001
+             lambda g, y, x: g * F.sign(x),
+             "|x|. Gradient sign(x), which is 0 at x = 0.", float_only=False)
+sign = _unary("sign", lambda xp, x: xp.sign(x),
+              lambda g, y, x: F.zeros_like(g),
+              "-1, 0 or 1. Gradient 0 everywhere (TensorFlow's convention).", float_only=False)
+exp = _unary("exp", lambda xp, x: xp.exp(x),
+             lambda g, y, x: g * y,
+             "e**x. Gradient e**x, the output itself.")
+log = _unary("log", lambda xp, x: xp.log(x),
+             lambda g, y, x: g / x,
+             "Natural logarithm. Gradient 1/x.")
+log1p = _unary("log1p", lambda xp, x: xp.log1p(x),
+               lambda g, y, x: g / (x + 1),
+               "log(1 + x), accurate for small x. Gradient 1/(1 + x).")
+sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(x),
+              lambda g, y, x: g / (y * 2),
+              "Square root. Gradient 1/(2·sqrt(x)), infinite at 0.")
+square = _unary("square", lambda xp, x: x * x,
+                lambda g, y, x: g * x * 2,
+                "x². Gradient 2x.", float_only=False)
+sin = _unary("sin", lambda xp, x: xp.sin(x),
+             lambda g, y, x: g * F.cos(x),
+             "Sine. Gradient cos(x).")
+cos = _unary("cos", lambda xp, x: xp.cos(x),
+             lambda g, y, x: F.negative(g) * F.sin(x),
+             "Cosine. Gradient -sin(x).")
+tan = _unary("tan", lambda xp, x: xp.tan(x),
+             lambda g, y, x: g * (y * y + 1),
+             "Tangent. Gradient 1 + tan²(x).")
+tanh = _unary("tanh", lambda xp, x: xp.tanh(x),
+              lambda g, y, x: g * (1 - y * y),
+              "Hyperbolic tangent. Gradient 1 - tanh²(x).")
+
+
+def _sigmoid_forward(xp, x):
+    # 1/(1+e^-x) overflows in e^-x for very negative x; this form never exponentiates a positive number.
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+sigmoid = _unary("sigmoid", _sigmoid_forward,
+                 lambda g, y, x: g * y * (1 - y),
+                 "Logistic sigmoid 1/(1 + e**-x), stable for large |x|. Gradient σ(x)(1 - σ(x)).")
+relu = _unary("relu", lambda xp, x: xp.maximum(x, 0),
+              lambda g, y, x: F.where(x > 0, g, F.zeros_like(g)),
+              "max(x, 0); NaN stays NaN. Gradient 1 where x > 0, else 0 (0 at x = 0, as TensorFlow).",
+              float_only=False)
+
+
+def _softplus_forward(xp, x):
+    # log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large x.
+    return (xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x)))).astype(x.dtype, copy=False)
+
+
+softplus = _unary("softplus", _softplus_forward,
+                  lambda g, y, x: g * F.sigmoid(x),
+                  "log(1 + e**x), stable for large |x|. Gradient sigmoid(x).")

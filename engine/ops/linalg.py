@@ -1,0 +1,65 @@
+"""Matrix multiplication.
+
+>>> import engine as eg
+>>> a = eg.constant([[1.0, 2.0], [3.0, 4.0]])
+>>> (a @ a).numpy()
+array([[ 7., 10.],
+       [15., 22.]], dtype=float32)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import ops as F
+from ..primitive import Primitive
+from ..tensor import Tensor, convert_to_tensor
+
+
+def _swap_last(t: Tensor) -> Tensor:
+    perm = list(range(t.ndim))
+    perm[-1], perm[-2] = perm[-2], perm[-1]
+    return F.transpose(t, perm)
+
+
+def _matmul_forward(xp, a, b):
+    if a.ndim < 2 or b.ndim < 2:
+        raise ValueError("both inputs need at least 2 dimensions")
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(
+            f"inner dimensions differ: {tuple(a.shape)} @ {tuple(b.shape)}: the last axis of the first "
+            f"({a.shape[-1]}) must equal the second-to-last axis of the second ({b.shape[-2]})"
+        )
+    return xp.matmul(a, b)
+
+
+_matmul = Primitive(
+    "matmul", _matmul_forward,
+    vjps=[lambda g, y, a, b: F.matmul(g, _swap_last(b)),    # dL/dA = G Bᵀ
+          lambda g, y, a, b: F.matmul(_swap_last(a), g)],   # dL/dB = Aᵀ G
+    doc="Matrix product of the last two axes; leading (batch) axes broadcast.",
+)
+
+
+def matmul(a: Any, b: Any) -> Tensor:
+    """Matrix product ``a @ b``; leading axes broadcast (batched). 1-D inputs act as a row / column
+    vector, and that axis is dropped from the result, as in NumPy.
+
+    >>> matmul([[1.0, 2.0]], [[3.0], [4.0]]).numpy()
+    array([[11.]], dtype=float32)
+    """
+    a = a if isinstance(a, Tensor) else convert_to_tensor(a)
+    b = b if isinstance(b, Tensor) else convert_to_tensor(b)
+    if a.ndim >= 2 and b.ndim >= 2:
+        return _matmul(a, b)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"matmul: scalars cannot be matrix-multiplied (shapes {a.shape} and {b.shape}); "
+                         "use * for scaling.")
+    a2 = F.expand_dims(a, 0) if a.ndim == 1 else a
+    b2 = F.expand_dims(b, -1) if b.ndim == 1 else b
+    out = _matmul(a2, b2)
+    if b.ndim == 1:
+        out = F.squeeze(out, -1)
+    if a.ndim == 1:
+        out = F.squeeze(out, -1 if b.ndim == 1 else -2)
+    return out

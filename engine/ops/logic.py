@@ -1,0 +1,62 @@
+"""Comparisons and logic (bool results, not differentiable), and `stop_gradient`.
+
+>>> import engine as eg
+>>> x = eg.constant([1.0, 2.0, 3.0])
+>>> ((x > 1.5) & (x < 2.5)).numpy()
+array([False,  True, False])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..primitive import Primitive
+from ..tensor import Tensor
+
+
+def _compare(name: str, fn: str, symbol: str) -> Primitive:
+    return Primitive(name, lambda xp, a, b: getattr(xp, fn)(a, b),
+                     doc=f"a {symbol} b elementwise, as a bool tensor. Not differentiable.")
+
+
+equal = _compare("equal", "equal", "==")
+not_equal = _compare("not_equal", "not_equal", "!=")
+less = _compare("less", "less", "<")
+less_equal = _compare("less_equal", "less_equal", "<=")
+greater = _compare("greater", "greater", ">")
+greater_equal = _compare("greater_equal", "greater_equal", ">=")
+
+
+def _bool_only(name: str, fn):
+    def forward(xp, *args):
+        if any(a.dtype.kind != "b" for a in args):
+            raise TypeError(
+                f"expects bool tensors, got {', '.join(str(a.dtype) for a in args)}; compare first "
+                "(e.g. x > 0) or use eg.cast(x, 'bool')"
+            )
+        return fn(xp, *args)
+
+    return Primitive(name, forward, doc=f"Elementwise {name.split('_')[1]} of bool tensors. "
+                     "Not differentiable.")
+
+
+logical_and = _bool_only("logical_and", lambda xp, a, b: xp.logical_and(a, b))
+logical_or = _bool_only("logical_or", lambda xp, a, b: xp.logical_or(a, b))
+logical_xor = _bool_only("logical_xor", lambda xp, a, b: xp.logical_xor(a, b))
+logical_not = _bool_only("logical_not", lambda xp, a: xp.logical_not(a))
+
+_stop_gradient = Primitive("stop_gradient", lambda xp, x: x, same_dtype=False)
+
+
+def stop_gradient(x: Any) -> Tensor:
+    """The same value, but tapes see a constant: no gradient flows through it.
+
+    >>> import engine as eg
+    >>> x = eg.constant(3.0)
+    >>> with eg.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = x * eg.stop_gradient(x)
+    >>> float(tape.gradient(y, x))   # d/dx of x·c with c = 3
+    3.0
+    """
+    return _stop_gradient(x)

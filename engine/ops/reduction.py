@@ -1,0 +1,127 @@
+"""Reductions over axes: sum, mean, max, min, prod, argmax, argmin.
+
+``axis`` is None (all axes), an int, or a tuple; ``keepdims`` keeps reduced axes with size 1.
+
+>>> import engine as eg
+>>> x = eg.constant([[1.0, 5.0], [5.0, 2.0]])
+>>> eg.sum(x, axis=0).numpy(), eg.max(x).numpy()
+(array([6., 7.], dtype=float32), array(5., dtype=float32))
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+from .. import ops as F
+from ..primitive import Primitive
+from ..tensor import Tensor, convert_to_tensor
+
+
+def _axes(axis: Any, ndim: int, op: str) -> tuple[int, ...] | None:
+    if axis is None:
+        return None
+    axes = (axis,) if isinstance(axis, int) else tuple(int(a) for a in axis)
+    out = []
+    for a in axes:
+        if not -ndim <= a < builtins.max(ndim, 1):
+            raise ValueError(f"{op}: axis {a} is out of range for a tensor with {ndim} dimensions.")
+        out.append(a % ndim if ndim else 0)
+    return tuple(sorted(set(out)))
+
+
+def _kept_shape(shape: tuple[int, ...], axes: tuple[int, ...] | None) -> tuple[int, ...]:
+    return tuple(1 if axes is None or i in axes else n for i, n in enumerate(shape))
+
+
+def _spread(g: Tensor, x: Tensor, axis, keepdims) -> Tensor:
+    """Broadcast a reduced gradient back over the reduced axes of ``x``."""
+    return F.broadcast_to(F.reshape(g, _kept_shape(x.shape, axis)), x.shape)
+
+
+def _count(x: Tensor, axis) -> int:
+    n = 1
+    for i, size in enumerate(x.shape):
+        if axis is None or i in axis:
+            n *= size
+    return n
+
+
+_sum = Primitive(
+    "sum", lambda xp, x, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims),
+    vjps=[lambda g, y, x, axis, keepdims: _spread(g, x, axis, keepdims)],
+)
+_mean = Primitive(
+    "mean", lambda xp, x, axis, keepdims: xp.mean(x, axis=axis, keepdims=keepdims),
+    vjps=[lambda g, y, x, axis, keepdims: _spread(g, x, axis, keepdims) / _count(x, axis)],
+)
+
+
+def _extremum_vjp(g, y, x, axis, keepdims):
+    # Ties share the gradient equally: each of k tied maxima gets g / k.
+    hit = F.cast(F.equal(x, F.reshape(y, _kept_shape(x.shape, axis))), g.dtype)
+    count = F.sum(hit, axis=axis, keepdims=True)
+    return _spread(g, x, axis, keepdims) * hit / count
+
+
+_max = Primitive("max", lambda xp, x, axis, keepdims: xp.max(x, axis=axis, keepdims=keepdims),
+                 vjps=[_extremum_vjp])
+_min = Primitive("min", lambda xp, x, axis, keepdims: xp.min(x, axis=axis, keepdims=keepdims),
+                 vjps=[_extremum_vjp])
+
+
+def _prod_vjp(g, y, x, axis, keepdims):
+    # d prod / d x_i = product of the others. Dividing y by x_i fails at zeros, so count them:
+    # no zero → y / x_i; one zero → the product of the non-zeros at that zero, 0 elsewhere; more → 0.
+    is_zero = F.equal(x, 0)
+    nonzero = F.where(is_zero, F.ones_like(x), x)
+    prod_nonzero = F.reshape(F.prod(nonzero, axis=axis, keepdims=True), _kept_shape(x.shape, axis))
+    zeros = F.sum(F.cast(is_zero, x.dtype), axis=axis, keepdims=True)
+    local = F.where(F.equal(zeros, 0), prod_nonzero / nonzero,
+                    F.where(F.equal(zeros, 1) & is_zero, F.broadcast_to(prod_nonzero, x.shape),
+                            F.zeros_like(x)))
+    return _spread(g, x, axis, keepdims) * local
+
+
+_prod = Primitive("prod", lambda xp, x, axis, keepdims: xp.prod(x, axis=axis, keepdims=keepdims),
+                  vjps=[_prod_vjp])
+
+
+def _reducer(prim: Primitive, doc: str):
+    def reduce(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:
+        x = convert_to_tensor(x)
+        return prim(x, axis=_axes(axis, x.ndim, prim.name), keepdims=bool(keepdims))
+
+    reduce.__name__ = reduce.__qualname__ = prim.name
+    reduce.__doc__ = doc
+    return reduce
+
+
+sum = _reducer(_sum, "Sum over ``axis`` (None: all). Gradient: the upstream gradient, broadcast back.")  # noqa: A001
+mean = _reducer(_mean, "Mean over ``axis``. Gradient: upstream / number of reduced elements.")
+max = _reducer(_max, "Maximum over ``axis``; NaN propagates. Gradient: to the maximal elements; "  # noqa: A001
+               "k tied maxima each get 1/k of it (PyTorch's convention; TensorFlow does the same).")
+min = _reducer(_min, "Minimum over ``axis``; NaN propagates. Gradient: to the minimal elements; "  # noqa: A001
+               "k tied minima each get 1/k of it.")
+prod = _reducer(_prod, "Product over ``axis``. Gradient: the product of the other elements (exact "
+                "with zeros too). Its second derivative is exact only where x has no zeros.")
+
+
+def _arg(name, fn):
+    prim = Primitive(name, lambda xp, x, axis: getattr(xp, fn)(x, axis=axis).astype("int64"),
+                     same_dtype=False)
+
+    def arg(x: Any, axis: int | None = None) -> Tensor:
+        x = convert_to_tensor(x)
+        if axis is not None:
+            axis = _axes(axis, x.ndim, name)[0]
+        return prim(x, axis=axis)
+
+    arg.__name__ = arg.__qualname__ = name
+    arg.__doc__ = (f"Index (int64) of the {fn[3:]}imum along ``axis`` (None: of the flattened tensor, "
+                   "as NumPy). Not differentiable.")
+    return arg
+
+
+argmax = _arg("argmax", "argmax")
+argmin = _arg("argmin", "argmin")

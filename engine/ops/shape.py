@@ -1,0 +1,163 @@
+"""Changing shape and dtype without changing values: reshape, transpose, squeeze, expand_dims,
+concat, stack, broadcast_to, cast.
+
+>>> import engine as eg
+>>> eg.reshape(eg.arange(6), (2, 3)).shape, eg.stack([eg.ones(2), eg.zeros(2)]).shape
+((2, 3), (2, 2))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import ops as F
+from ..primitive import Primitive
+from ..tensor import Tensor, as_dtype, convert_to_tensor, is_floating
+
+
+def _back_to_shape(g, y, x, **params):
+    return F.reshape(g, x.shape)
+
+
+_reshape = Primitive("reshape", lambda xp, x, shape: xp.reshape(x, shape), vjps=[_back_to_shape])
+
+
+def reshape(x: Any, shape: Sequence[int]) -> Tensor:
+    """The same values in a new shape (one entry may be -1: inferred)."""
+    x = convert_to_tensor(x)
+    shape = tuple(int(n) for n in (shape if isinstance(shape, list | tuple) else (shape,)))
+    known = 1
+    for n in shape:
+        known *= n if n != -1 else 1
+    if shape.count(-1) > 1 or (shape.count(-1) == 0 and known != x.size) or \
+            (shape.count(-1) == 1 and (known == 0 or x.size % known)):
+        raise ValueError(f"reshape: cannot reshape a tensor of shape {x.shape} ({x.size} elements) "
+                         f"into shape {shape}.")
+    if shape == x.shape:
+        return x
+    return _reshape(x, shape=shape)
+
+
+_transpose = Primitive(
+    "transpose", lambda xp, x, perm: xp.transpose(x, perm),
+    vjps=[lambda g, y, x, perm: F.transpose(g, tuple(int(i) for i in np.argsort(perm)))],
+)
+
+
+def transpose(x: Any, perm: Sequence[int] | None = None) -> Tensor:
+    """Permute the axes: output axis i is input axis ``perm[i]`` (default: reversed)."""
+    x = convert_to_tensor(x)
+    perm = tuple(range(x.ndim))[::-1] if perm is None else tuple(int(p) % max(x.ndim, 1) for p in perm)
+    if sorted(perm) != list(range(x.ndim)):
+        raise ValueError(f"transpose: perm {perm} is not a permutation of the {x.ndim} axes of {x.shape}.")
+    return _transpose(x, perm=perm)
+
+
+_squeeze = Primitive("squeeze", lambda xp, x, axis: xp.squeeze(x, axis=axis), vjps=[_back_to_shape])
+
+
+def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Tensor:
+    """Drop axes of size 1 (all of them, or those in ``axis``)."""
+    x = convert_to_tensor(x)
+    if axis is not None:
+        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        axes = tuple(a % x.ndim for a in axes)
+        bad = [a for a in axes if x.shape[a] != 1]
+        if bad:
+            raise ValueError(f"squeeze: axis {bad[0]} of shape {x.shape} has size {x.shape[bad[0]]}, not 1.")
+        axis = axes
+    return _squeeze(x, axis=axis)
+
+
+_expand_dims = Primitive("expand_dims", lambda xp, x, axis: xp.expand_dims(x, axis), vjps=[_back_to_shape])
+
+
+def expand_dims(x: Any, axis: int) -> Tensor:
+    """Insert an axis of size 1 at position ``axis`` (negative counts from the end of the result)."""
+    x = convert_to_tensor(x)
+    if not -x.ndim - 1 <= axis <= x.ndim:
+        raise ValueError(f"expand_dims: axis {axis} is out of range for shape {x.shape}.")
+    return _expand_dims(x, axis=int(axis))
+
+
+_broadcast_to = Primitive(
+    "broadcast_to", lambda xp, x, shape: xp.broadcast_to(x, shape),
+    vjps=[lambda g, y, x, shape: g],  # the engine sums the gradient back to x's shape (unbroadcast)
+)
+
+
+def broadcast_to(x: Any, shape: Sequence[int]) -> Tensor:
+    """Repeat ``x`` along axes of size 1 (and new leading axes) to reach ``shape``."""
+    x = convert_to_tensor(x)
+    shape = tuple(int(n) for n in shape)
+    if shape == x.shape:
+        return x
+    return _broadcast_to(x, shape=shape)
+
+
+def _concat_vjp(i, g, y, *inputs, axis):
+    start = 0
+    for t in inputs[:i]:
+        start += t.shape[axis]
+    index = [slice(None)] * g.ndim
+    index[axis] = slice(start, start + inputs[i].shape[axis])
+    return g[tuple(index)]
+
+
+_concat = Primitive("concat", lambda xp, *xs, axis: xp.concatenate(xs, axis=axis), vjps=_concat_vjp)
+
+
+def concat(values: Sequence[Any], axis: int = 0) -> Tensor:
+    """Join tensors along an existing axis; their other axes must match."""
+    values = [convert_to_tensor(v) for v in values]
+    if not values:
+        raise ValueError("concat: needs at least one tensor.")
+    ndim = values[0].ndim
+    if ndim == 0:
+        raise ValueError("concat: cannot join scalars along an axis; use eg.stack.")
+    axis = int(axis) % ndim
+    for v in values:
+        if v.ndim != ndim or v.shape[:axis] + v.shape[axis + 1:] != values[0].shape[:axis] + \
+                values[0].shape[axis + 1:]:
+            raise ValueError(
+                f"concat: shapes {[t.shape for t in values]} differ outside axis {axis}; "
+                "all other axes must have the same size."
+            )
+    if len(values) == 1:
+        return values[0]
+    return _concat(*values, axis=axis)
+
+
+def stack(values: Sequence[Any], axis: int = 0) -> Tensor:
+    """Join tensors of one shape along a new axis."""
+    values = [convert_to_tensor(v) for v in values]
+    if not values:
+        raise ValueError("stack: needs at least one tensor.")
+    shapes = {v.shape for v in values}
+    if len(shapes) > 1:
+        raise ValueError(f"stack: all tensors need the same shape, got {[v.shape for v in values]}.")
+    ndim = values[0].ndim + 1
+    axis = int(axis) % ndim
+    return concat([expand_dims(v, axis) for v in values], axis=axis)
+
+
+_cast = Primitive(
+    "cast", lambda xp, x, dtype: x.astype(dtype),
+    vjps=[lambda g, y, x, dtype: F.cast(g, x.dtype) if is_floating(x.dtype) else None],
+    same_dtype=False,
+)
+
+
+def cast(x: Any, dtype: Any) -> Tensor:
+    """The values converted to ``dtype`` (float → int truncates toward zero, as in TensorFlow).
+
+    Differentiable between floating dtypes; casting to an integer type cuts the gradient (None).
+    """
+    x = convert_to_tensor(x)
+    dtype = as_dtype(dtype)
+    if dtype == x.dtype:
+        return x
+    return _cast(x, dtype=dtype)

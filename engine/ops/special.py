@@ -1,0 +1,42 @@
+"""Softmax and friends, composed from primitives (their gradients come for free), written to be
+stable for large inputs.
+
+>>> import engine as eg
+>>> eg.softmax(eg.constant([1000.0, 1000.0])).numpy()
+array([0.5, 0.5], dtype=float32)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import ops as F
+from ..tensor import Tensor, convert_to_tensor
+
+
+def _shift(x: Tensor, axis: int | tuple[int, ...] | None) -> Tensor:
+    """max(x) over ``axis`` as a constant, with infinities replaced by 0: logsumexp(x) equals
+    m + log(sum(exp(x - m))) for any constant m, and this m keeps exp from overflowing."""
+    xp = x._device.xp
+    m = xp.max(x._data, axis=axis, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
+    m = xp.where(xp.isfinite(m), m, 0).astype(x.dtype)
+    return Tensor._make(m, x._device)
+
+
+def logsumexp(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:
+    """log(sum(exp(x))) over ``axis``, without overflow. Gradient: softmax(x)."""
+    x = convert_to_tensor(x)
+    m = _shift(x, axis)
+    out = F.log(F.sum(F.exp(x - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else F.squeeze(out, axis=axis) if axis is not None else F.reshape(out, ())
+
+
+def log_softmax(x: Any, axis: int = -1) -> Tensor:
+    """x - logsumexp(x) along ``axis``: log-probabilities, stable for large logits."""
+    x = convert_to_tensor(x)
+    return x - logsumexp(x, axis=axis, keepdims=True)
+
+
+def softmax(x: Any, axis: int = -1) -> Tensor:
+    """exp(x) / sum(exp(x)) along ``axis``: probabilities that sum to 1, stable for large logits."""
+    return F.exp(log_softmax(x, axis=axis))

@@ -1,0 +1,209 @@
+"""Primitives: each op's forward and its vector-Jacobian products (VJPs), defined side by side.
+
+A primitive's forward works on raw arrays (NumPy or CuPy: ``xp`` says which). Its VJPs work on
+Tensors with engine ops, one function per input: given the upstream gradient ``g``, the output ``y``
+and the inputs, return the gradient for that input. Because VJPs use engine ops, any tape that is
+recording while a gradient is computed records them too: that is how second and higher derivatives
+work. VJPs may return a gradient of the broadcast shape; `unbroadcast` sums it back, in one place.
+
+>>> import engine as eg
+>>> cube = Primitive("cube", lambda xp, x: x ** 3, vjps=[lambda g, y, x: g * 3 * x * x])
+>>> x = eg.constant(2.0)
+>>> with eg.GradientTape() as tape:
+...     tape.watch(x)
+...     y = cube(x)
+>>> tape.gradient(y, x).numpy()
+array(12., dtype=float32)
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import backend
+from . import tape as _tape
+from .tensor import Tensor, _check_castable, _default_array
+
+__all__ = ["Primitive", "REGISTRY", "unbroadcast"]
+
+REGISTRY: dict[str, Primitive] = {}
+_op_ids = itertools.count(1)
+
+
+class Primitive:
+    """One op: ``forward(xp, *arrays, **params)`` plus one VJP per input.
+
+    - ``vjps``: ``vjps[i](g, y, *inputs, **params)`` → gradient for input ``i`` (a Tensor or None).
+      None for the whole list means "not differentiable": the op is never recorded on a tape.
+    - ``same_dtype``: tensor inputs must share one dtype (TensorFlow's rule; no silent promotion).
+    - ``float_only``: inputs must be floating (exp of an int32 tensor is a TypeError).
+    """
+
+    __slots__ = ("name", "forward", "vjps", "same_dtype", "float_only", "__dict__")
+
+    def __init__(self, name: str, forward: Callable, vjps: Sequence[Callable] | Callable | None = None,
+                 *, same_dtype: bool = True, float_only: bool = False, doc: str | None = None):
+        self.name = name
+        self.forward = forward
+        self.vjps = vjps
+        self.same_dtype = same_dtype
+        self.float_only = float_only
+        self.__doc__ = doc or forward.__doc__
+        REGISTRY[name] = self
+
+    @property
+    def differentiable(self) -> bool:
+        return self.vjps is not None
+
+    def vjp(self, index: int, g: Tensor, y: Tensor, inputs: Sequence[Tensor], params: dict) -> Tensor | None:
+        """The gradient for input ``index``; a single callable serves variadic ops (concat)."""
+        rule = self.vjps
+        if callable(rule):
+            return rule(index, g, y, *inputs, **params)
+        return rule[index](g, y, *inputs, **params)
+
+    def __call__(self, *args: Any, **params: Any) -> Tensor:
+        return apply(self, args, params)
+
+    def __repr__(self) -> str:
+        return f"<Primitive {self.name}>"
+
+
+def apply(prim: Primitive, args: Sequence[Any], params: dict) -> Tensor:
+    """Run ``prim`` on ``args``: convert, check, compute, and let active tapes record it.
+
+    This is the engine's hot path (every op and every VJP goes through it), so it is written
+    for speed: no per-call allocations beyond the input list, checks only on the error path.
+    """
+    ref = None
+    for a in args:
+        if isinstance(a, Tensor):
+            ref = a
+            break
+    inputs = []
+    for a in args:
+        if isinstance(a, Tensor):
+            if a._is_variable:
+                a = a._read()
+        else:
+            a = _weak_tensor(prim, a, ref)
+        inputs.append(a)
+
+    dev = inputs[0]._device
+    first_dtype = inputs[0]._data.dtype
+    for t in inputs:
+        if t._device is not dev:
+            _raise_device_mismatch(prim, inputs)
+        if prim.same_dtype and t._data.dtype != first_dtype:
+            _raise_dtype_mismatch(prim, inputs)
+    if prim.float_only and first_dtype.kind not in "fc":
+        raise TypeError(
+            f"{prim.name}: expected a floating-point tensor, got {first_dtype} (shape "
+            f"{inputs[0].shape}). Convert first: eg.cast(x, 'float32')."
+        )
+
+    try:
+        if dev.kind == "gpu" and dev.index:
+            with dev.activate():
+                out = prim.forward(dev.xp, *[t._data for t in inputs], **params)
+        else:
+            out = prim.forward(dev.xp, *[t._data for t in inputs], **params)
+    except (ValueError, IndexError, TypeError) as exc:
+        raise _explain(prim, inputs, params, exc) from exc
+
+    y = Tensor._make(out, dev)
+    if _tape._ACTIVE and prim.vjps is not None and out.dtype.kind in "fc":
+        _tape._record_everywhere(prim, tuple(inputs), y, params, next(_op_ids))
+    return y
+
+
+def _weak_tensor(prim: Primitive, value: Any, ref: Tensor | None) -> Tensor:
+    """Turn a Python or NumPy value into a tensor for ``prim``, beside the tensor input ``ref``."""
+    if ref is None:
+        dev = backend.current_device()
+        return Tensor._make(_place(_default_array(value), dev), dev)
+    if prim.same_dtype:
+        return weak_like(value, ref, prim.name)
+    return Tensor._make(_place(_default_array(value), ref._device), ref._device)
+
+
+def weak_like(value: Any, ref: Tensor, op: str) -> Tensor:
+    """``value`` as a tensor on ``ref``'s device with ``ref``'s dtype.
+
+    This is TensorFlow's rule for ``x * 2``: the literal adopts the tensor's dtype, so float32 stays
+    float32. A lossy conversion (1.5 into an int32 op) is a TypeError instead.
+    """
+    array = np.asarray(value)
+    if array.dtype.kind in "OUS":
+        raise TypeError(f"{op}: cannot use {type(value).__name__} {value!r:.60} as a tensor.")
+    target = ref._data.dtype
+    if array.dtype != target:
+        if array.dtype.kind == "b" and target.kind != "b":
+            raise TypeError(f"{op}: cannot combine a bool value with a {target} tensor.")
+        _check_castable(array, target, op)
+        array = array.astype(target)
+    return Tensor._make(_place(array, ref._device), ref._device)
+
+
+def _place(array: Any, dev: backend.Device) -> Any:
+    return backend.transfer(array, dev) if dev.kind == "gpu" else array
+
+
+def unbroadcast(g: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """Sum ``g`` down to ``shape``: the gradient of broadcasting ``shape`` up to ``g.shape``.
+
+    Written with engine ops (sum, reshape) so that it is differentiable too.
+
+    >>> import engine as eg
+    >>> unbroadcast(eg.ones((2, 3)), (3,)).numpy()
+    array([2., 2., 2.], dtype=float32)
+    """
+    from .ops import reshape, sum  # noqa: PLC0415, A004  (ops imports this module)
+
+    extra = g.ndim - len(shape)
+    axes = tuple(range(extra)) + tuple(
+        i + extra for i, n in enumerate(shape) if n == 1 and g.shape[i + extra] != 1
+    )
+    if axes:
+        g = sum(g, axis=axes, keepdims=False)
+    if g.shape != tuple(shape):
+        g = reshape(g, shape)
+    return g
+
+
+# ---- error messages: built only when something went wrong, so they cost nothing otherwise -------
+
+def _describe(inputs: Sequence[Tensor]) -> str:
+    return ", ".join(f"{tuple(t.shape)} {t.dtype} on {t.device}" for t in inputs)
+
+
+def _raise_device_mismatch(prim: Primitive, inputs: Sequence[Tensor]) -> None:
+    devices = sorted({t.device for t in inputs})
+    raise ValueError(
+        f"{prim.name}: inputs are on different devices ({' and '.join(devices)}): {_describe(inputs)}. "
+        f"Move them to one device first, e.g. x.to('{devices[0]}') or x.cpu()."
+    )
+
+
+def _raise_dtype_mismatch(prim: Primitive, inputs: Sequence[Tensor]) -> None:
+    dtypes = [str(t.dtype) for t in inputs]
+    raise TypeError(
+        f"{prim.name}: inputs have different dtypes ({', '.join(dtypes)}); shapes "
+        f"{', '.join(str(t.shape) for t in inputs)}. The engine never promotes silently: "
+        f"convert one with eg.cast(x, '{dtypes[0]}')."
+    )
+
+
+def _explain(prim: Primitive, inputs: Sequence[Tensor], params: dict, exc: Exception) -> Exception:
+    shapes = [t.shape for t in inputs]
+    if len(inputs) >= 2 and "broadcast" in str(exc):
+        hint = ("Shapes broadcast when, aligned from the right, each pair of sizes is equal or one of "
+                "them is 1. Reshape or expand_dims one input.")
+        return ValueError(f"{prim.name}: shapes {' and '.join(map(str, shapes))} cannot be broadcast "
+                          f"together. {hint}")
+    detail = f" with {params}" if params else ""
+    return type(exc)(f"{prim.name}: failed on inputs {_describe(inputs)}{detail}: {exc}")

@@ -1,0 +1,427 @@
+"""`GradientTape`: records the ops run on watched tensors, then walks them backwards.
+
+Every active tape records every op whose inputs it watches (directly, or through earlier recorded
+ops). ``gradient`` replays the records in reverse, calling each op's VJPs. VJPs are engine ops, so
+tapes that are still recording during that replay record it too: a gradient of a gradient is a
+second derivative.
+
+>>> import engine as eg
+>>> x = eg.constant(3.0)
+>>> with eg.GradientTape() as outer:
+...     outer.watch(x)
+...     with eg.GradientTape() as inner:
+...         inner.watch(x)
+...         y = x * x * x
+...     dy = inner.gradient(y, x)        # 3x² = 27, recorded by `outer`
+>>> float(dy), float(outer.gradient(dy, x))  # and 6x = 18
+(27.0, 18.0)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+from . import nest
+from .tensor import Tensor, Variable, is_floating
+
+__all__ = ["GradientTape", "Record"]
+
+_ACTIVE: list[GradientTape] = []  # tapes inside their `with` block, outermost first
+_UNCONNECTED = ("none", "zero")
+
+
+class Record:
+    """One op as a tape saw it: the op's name, its input tensors and its output tensor.
+
+    ``op_id`` is shared by every tape that recorded the same execution of the op, so a viewer can
+    tell which tapes saw which ops.
+    """
+
+    __slots__ = ("op_id", "prim", "inputs", "output", "params")
+
+    def __init__(self, op_id: int, prim: Any, inputs: tuple[Tensor, ...], output: Tensor, params: dict):
+        self.op_id = op_id
+        self.prim = prim
+        self.inputs = inputs
+        self.output = output
+        self.params = params
+
+    @property
+    def op(self) -> str:
+        return self.prim.name
+
+    @property
+    def outputs(self) -> tuple[Tensor, ...]:
+        return (self.output,)
+
+    @property
+    def input_ids(self) -> tuple[int, ...]:
+        return tuple(t._uid for t in self.inputs)
+
+    @property
+    def output_ids(self) -> tuple[int, ...]:
+        return (self.output._uid,)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for viewers: names, ids, shapes, dtypes, devices, parameters."""
+        def describe(t: Tensor) -> dict[str, Any]:
+            return {"id": t._uid, "name": t.name, "shape": t.shape, "dtype": str(t.dtype),
+                    "device": t.device, "variable": t._is_variable}
+        return {"op_id": self.op_id, "op": self.op, "inputs": [describe(t) for t in self.inputs],
+                "outputs": [describe(self.output)], "params": dict(self.params)}
+
+    def __repr__(self) -> str:
+        ins = ", ".join(f"#{t._uid}{t.shape}" for t in self.inputs)
+        return f"<Record {self.op}({ins}) -> #{self.output._uid}{self.output.shape}>"
+
+
+class _ReadVariable:
+    """The pseudo-op a tape records when a watched Variable is read: its VJP is the identity."""
+
+    name = "read_variable"
+    vjps = (lambda g, y, v: g,)
+
+    def vjp(self, index: int, g: Tensor, y: Tensor, inputs: Any, params: dict) -> Tensor:
+        return g
+
+
+_READ = _ReadVariable()
+
+
+def _record_everywhere(prim: Any, inputs: tuple[Tensor, ...], output: Tensor, params: dict,
+                       op_id: int) -> None:
+    """Called by `primitive.apply` for each differentiable op while any tape is active."""
+    for tape in _ACTIVE:
+        if tape._recording:
+            watched = tape._watched
+            for t in inputs:
+                if t._uid in watched:
+                    watched.add(output._uid)
+                    tape._records.append(Record(op_id, prim, inputs, output, params))
+                    break
+
+
+def _on_variable_read(var: Variable, snapshot: Tensor) -> None:
+    """Called when a Variable is read while tapes are active: auto-watch, then record the read."""
+    op_id = None
+    for tape in _ACTIVE:
+        if not tape._recording:
+            continue
+        if var._trainable and tape._watch_accessed and var._uid not in tape._watched:
+            tape._watch_one(var)
+        if var._uid in tape._watched:
+            if op_id is None:
+                from .primitive import _op_ids  # noqa: PLC0415
+                op_id = next(_op_ids)
+            tape._watched.add(snapshot._uid)
+            tape._records.append(Record(op_id, _READ, (var,), snapshot, {}))
+
+
+class GradientTape:
+    """Record operations for automatic differentiation (TensorFlow 2's API).
+
+    - Trainable Variables read inside the block are watched automatically; other tensors need
+      ``tape.watch(t)``. Only ops on watched tensors are recorded.
+    - ``gradient(target, sources)`` returns d target / d sources shaped like ``sources``
+      (a tensor, or a nested list / tuple / dict of them); unconnected sources give None.
+    - A non-persistent tape answers one ``gradient`` call and then frees what it recorded.
+
+    >>> import engine as eg
+    >>> w = eg.Variable(2.0)
+    >>> with eg.GradientTape() as tape:
+    ...     loss = w * w
+    >>> tape.gradient(loss, w).numpy()
+    array(4., dtype=float32)
+    """
+
+    def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True):
+        self._persistent = bool(persistent)
+        self._watch_accessed = bool(watch_accessed_variables)
+        self._recording = False
+        self._used = False  # a non-persistent tape has answered its one gradient call
+        self._records: list[Record] = []
+        self._watched: set[int] = set()
+        self._watched_vars: dict[int, Variable] = {}
+        self._watched_tensors: dict[int, Tensor] = {}
+
+    # ---- recording ----------------------------------------------------------------------------
+    def __enter__(self) -> GradientTape:
+        if self in _ACTIVE:
+            raise RuntimeError("This GradientTape is already active; tapes cannot be entered twice.")
+        _ACTIVE.append(self)
+        self._recording = True
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._recording = False
+        if self in _ACTIVE:
+            _ACTIVE.remove(self)
+
+    @property
+    def persistent(self) -> bool:
+        return self._persistent
+
+    @property
+    def records(self) -> list[Record]:
+        """The recorded operations, in the order they ran (a copy of the list)."""
+        return list(self._records)
+
+    def watch(self, tensor: Any) -> None:
+        """Record the ops that use ``tensor`` (or every tensor in a nested list/tuple/dict)."""
+        for t in nest.flatten(tensor):
+            if not isinstance(t, Tensor):
+                raise ValueError(
+                    f"GradientTape.watch: passed in an object of type {type(t).__name__}, not a Tensor "
+                    f"or Variable. Convert it first: x = eg.constant(value)."
+                )
+            if not is_floating(t.dtype):
+                warnings.warn(
+                    f"The dtype of the watched tensor must be floating (e.g. float32), got {t.dtype}: "
+                    "its gradient will be None. Cast it first: eg.cast(x, 'float32').",
+                    UserWarning, stacklevel=2,
+                )
+            self._watch_one(t)
+
+    def _watch_one(self, t: Tensor) -> None:
+        self._watched.add(t._uid)
+        if t._is_variable:
+            self._watched_vars.setdefault(t._uid, t)
+        else:
+            self._watched_tensors.setdefault(t._uid, t)
+
+    def watched_variables(self) -> tuple[Variable, ...]:
+        """The Variables this tape watches, in the order it first saw them."""
+        return tuple(self._watched_vars.values())
+
+    def watched_tensors(self) -> tuple[Tensor, ...]:
+        """The non-Variable tensors passed to `watch`, in order."""
+        return tuple(self._watched_tensors.values())
+
+    def is_watching(self, t: Tensor) -> bool:
+        """Whether ops on ``t`` are recorded (it was watched, or computed from a watched tensor)."""
+        return t._uid in self._watched
+
+    @property
+    def is_recording(self) -> bool:
+        return self._recording
+
+    @contextlib.contextmanager
+    def stop_recording(self) -> Iterator[None]:
+        """Pause recording inside the block: ops there are invisible to this tape."""
+        if not self._recording:
+            raise RuntimeError("GradientTape.stop_recording: the tape is not recording.")
+        self._recording = False
+        try:
+            yield
+        finally:
+            self._recording = True
+
+    def reset(self) -> None:
+        """Forget every record and watched tensor; the tape stays usable (and active if it was)."""
+        self._records = []
+        self._watched = set()
+        self._watched_vars = {}
+        self._watched_tensors = {}
+        self._used = False
+
+    # ---- differentiation ----------------------------------------------------------------------
+    def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
+                 unconnected_gradients: str = "none") -> Any:
+        """d target / d sources, in the structure of ``sources``.
+
+        ``target``: a tensor, or a list of tensors (their sum is differentiated).
+        ``output_gradients``: the upstream gradient for each target (default ones).
+        ``unconnected_gradients``: "none" (default) gives None for a source the target does not
+        depend on; "zero" gives zeros.
+        """
+        self._start_gradient()
+        flat_sources = nest.flatten(sources)
+        grads = self._gradients(nest.flatten(target), flat_sources, output_gradients, unconnected_gradients)
+        self._finish_gradient()
+        return nest.pack_like(sources, grads)
+
+    def jacobian(self, target: Tensor, sources: Any, unconnected_gradients: str = "none") -> Any:
+        """The full Jacobian: shape ``target.shape + source.shape`` for each source.
+
+        One backward pass per element of ``target``.
+        """
+        from . import ops  # noqa: PLC0415
+
+        self._start_gradient()
+        flat_sources = nest.flatten(sources)
+        rows: list[list[Tensor | None]] = []
+        for i in range(int(target.size)):
+            seed = _one_hot(target, i)
+            rows.append(self._gradients([target], flat_sources, [seed], unconnected_gradients))
+        self._finish_gradient()
+        out = []
+        for k, src in enumerate(flat_sources):
+            col = [row[k] for row in rows]
+            if not col or any(g is None for g in col):
+                out.append(None if unconnected_gradients == "none" or not col else
+                           ops.zeros(target.shape + src.shape, dtype=src.dtype))
+                continue
+            out.append(ops.reshape(ops.stack(col, axis=0), target.shape + src.shape))
+        return nest.pack_like(sources, out)
+
+    def batch_jacobian(self, target: Tensor, source: Tensor,
+                       unconnected_gradients: str = "none") -> Tensor | None:
+        """Per-example Jacobians: ``target`` (B, *T), ``source`` (B, *S) → (B, *T, *S).
+
+        Assumes example b of target depends only on example b of source (as TensorFlow does).
+        """
+        from . import ops  # noqa: PLC0415
+
+        if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
+            raise ValueError(
+                f"batch_jacobian: target {target.shape} and source {source.shape} need the same "
+                "first (batch) dimension."
+            )
+        self._start_gradient()
+        batch, inner = target.shape[0], target.shape[1:]
+        cols = []
+        n_inner = 1
+        for n in inner:
+            n_inner *= n
+        for j in range(n_inner):
+            seed = _batch_one_hot(target, j)
+            cols.append(self._gradients([target], [source], [seed], unconnected_gradients)[0])
+        self._finish_gradient()
+        if any(c is None for c in cols):
+            return None
+        stacked = ops.stack(cols, axis=1)  # (B, n_inner, *S)
+        return ops.reshape(stacked, (batch,) + inner + source.shape[1:])
+
+    def _start_gradient(self) -> None:
+        if self._used:
+            raise RuntimeError(
+                "GradientTape.gradient can only be called once on non-persistent tapes. "
+                "Create the tape with eg.GradientTape(persistent=True) to ask for several gradients."
+            )
+        if not self._persistent:
+            self._recording = False  # TensorFlow: a non-persistent tape stops recording here
+
+    def _finish_gradient(self) -> None:
+        if not self._persistent:
+            self._used = True
+            self._records = []  # free every saved tensor
+            self._watched = set()
+
+    def _gradients(self, targets: list[Any], sources: list[Any], output_gradients: Any,
+                   unconnected: str) -> list[Tensor | None]:
+        if unconnected not in _UNCONNECTED:
+            raise ValueError(
+                f"unconnected_gradients must be 'none' or 'zero', got {unconnected!r}."
+            )
+        for s in sources:
+            if not isinstance(s, Tensor):
+                raise ValueError(
+                    f"GradientTape.gradient: sources must be Tensors or Variables, got "
+                    f"{type(s).__name__}. Convert with eg.constant and watch it inside the tape."
+                )
+        seeds = _seeds(targets, output_gradients)
+        # Only what this tape watches (or computed from what it watches) has a gradient here.
+        watched = [s._uid for s in sources if s._uid in self._watched]
+        grads = backward(list(self._records), seeds, watched) if watched else {}
+        out: list[Tensor | None] = []
+        for s in sources:
+            g = grads.get(s._uid) if s._uid in self._watched else None
+            if g is None and unconnected == "zero":
+                from .ops import zeros_like  # noqa: PLC0415
+
+                g = zeros_like(s)
+            if g is not None and not is_floating(s.dtype):
+                g = None  # integer and bool tensors have no gradient
+            out.append(g)
+        return out
+
+
+def _seeds(targets: list[Any], output_gradients: Any) -> list[tuple[Tensor, Tensor]]:
+    from .ops import ones_like  # noqa: PLC0415
+    from .tensor import convert_to_tensor  # noqa: PLC0415
+
+    for t in targets:
+        if not isinstance(t, Tensor):
+            raise ValueError(f"GradientTape.gradient: the target must be a Tensor, got {type(t).__name__}.")
+    if output_gradients is None:
+        return [(t, ones_like(t)) for t in targets]
+    given = nest.flatten(output_gradients)
+    if len(given) != len(targets):
+        raise ValueError(f"output_gradients has {len(given)} entries for {len(targets)} targets.")
+    seeds = []
+    for t, g in zip(targets, given):
+        if g is None:
+            g = ones_like(t)
+        g = convert_to_tensor(g, dtype=t.dtype) if not isinstance(g, Tensor) else g
+        if g.shape != t.shape:
+            raise ValueError(
+                f"output_gradients: shape {g.shape} does not match its target's shape {t.shape}."
+            )
+        seeds.append((t, g))
+    return seeds
+
+
+def backward(records: list[Record], seeds: list[tuple[Tensor, Tensor]],
+             source_ids: list[int]) -> dict[int, Tensor]:
+    """Reverse-mode accumulation over ``records`` (in execution order), iteratively.
+
+    Returns a dict from tensor id to gradient for the sources (and whatever else it touched).
+    Only records on a path from a source to a target run their VJPs.
+    """
+    from .ops import add  # noqa: PLC0415
+    from .primitive import unbroadcast  # noqa: PLC0415
+
+    # 1. Which tensors depend on a source? (a forward sweep; everything else needs no gradient)
+    depends = set(source_ids)
+    for r in records:
+        for t in r.inputs:
+            if t._uid in depends:
+                depends.add(r.output._uid)
+                break
+
+    # 2. Seed the targets, then walk the records backwards, accumulating input gradients.
+    grads: dict[int, Tensor] = {}
+    for target, seed in seeds:
+        uid = target._uid
+        grads[uid] = add(grads[uid], seed) if uid in grads else seed
+    keep = set(source_ids)
+    for r in reversed(records):
+        out_id = r.output._uid
+        if out_id not in depends:
+            continue
+        g = grads.get(out_id) if out_id in keep else grads.pop(out_id, None)
+        if g is None:
+            continue
+        for i, x in enumerate(r.inputs):
+            if x._uid not in depends:
+                continue
+            gi = r.prim.vjp(i, g, r.output, r.inputs, r.params)
+            if gi is None:
+                continue
+            if gi.shape != x.shape:
+                gi = unbroadcast(gi, x.shape)
+            if gi.dtype != x.dtype:
+                raise TypeError(
+                    f"Internal error in the gradient of {r.op}: input {i} has dtype {x.dtype} but its "
+                    f"gradient has dtype {gi.dtype}. Please report this."
+                )
+            prev = grads.get(x._uid)
+            grads[x._uid] = gi if prev is None else add(prev, gi)
+    return grads
+
+
+def _one_hot(target: Tensor, index: int) -> Tensor:
+    xp = target._device.xp
+    data = xp.zeros(target.shape, dtype=target.dtype)
+    data.reshape(-1)[index] = 1
+    return Tensor._make(data, target._device)
+
+
+def _batch_one_hot(target: Tensor, index: int) -> Tensor:
+    xp = target._device.xp
+    data = xp.zeros((target.shape[0], max(target.size // max(target.shape[0], 1), 1)), dtype=target.dtype)
+    data[:, index] = 1
+    return Tensor._make(data.reshape(target.shape), target._device)

@@ -1,0 +1,372 @@
+"""`Tensor` (an immutable N-d value on a device) and `Variable` (a mutable one that optimizers update).
+
+>>> import engine as eg
+>>> x = eg.constant([1.0, 2.0])
+>>> x * 2
+<Tensor shape=(2,) dtype=float32 device=cpu:0 [2. 4.]>
+>>> v = eg.Variable(3.0, name="v")
+>>> v.assign_sub(1.0).numpy()
+array(2., dtype=float32)
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from . import backend
+from .backend import Device
+
+__all__ = ["Tensor", "Variable", "constant", "convert_to_tensor", "as_dtype", "is_floating"]
+
+_uids = itertools.count(1)  # every tensor gets a unique id: tapes refer to tensors by it
+_tapes: Any = None  # engine.tape, set at the end of this module (avoids an import cycle)
+_ops: Any = None  # engine.ops, likewise
+
+
+def as_dtype(dtype: Any) -> np.dtype:
+    """A NumPy dtype from a name, a type, or a dtype: ``as_dtype("float32") == np.float32``."""
+    if dtype is bool or dtype == "bool":
+        return np.dtype(np.bool_)
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{dtype!r} is not a dtype; use e.g. 'float32', 'float64', 'int32'.") from None
+
+
+def is_floating(dtype: np.dtype) -> bool:
+    """True for the dtypes gradients flow through (float16/32/64, complex)."""
+    return dtype.kind in "fc"
+
+
+def _default_array(value: Any) -> np.ndarray:
+    """Python values become arrays with TensorFlow's defaults: float → float32, int → int32."""
+    if isinstance(value, np.ndarray | np.generic):
+        return np.asarray(value)  # NumPy values keep their dtype
+    array = np.asarray(value)
+    if array.dtype == np.float64:
+        return array.astype(np.float32)
+    if array.dtype == np.int64:
+        if array.size and (array.max() > np.iinfo(np.int32).max or array.min() < np.iinfo(np.int32).min):
+            return array  # too large for int32: keep int64 rather than overflow
+        return array.astype(np.int32)
+    if array.dtype == np.complex128:
+        return array.astype(np.complex64)
+    if array.dtype.kind in "OUS":
+        raise TypeError(f"Cannot make a tensor from {type(value).__name__} {value!r:.80}: not numeric.")
+    return array
+
+
+def _check_castable(array: np.ndarray, dtype: np.dtype, what: str) -> None:
+    """Refuse lossy conversions TensorFlow refuses: 1.5 into int32, -1 into uint8, float into bool."""
+    if array.dtype == dtype or array.size == 0:
+        return
+    kind_from, kind_to = array.dtype.kind, dtype.kind
+    if kind_to in "iub" and kind_from in "fc":
+        host = backend.to_host(array)
+        if kind_to == "b" or not np.all(np.isfinite(host)) or np.any(host != np.round(host)):
+            raise TypeError(
+                f"{what}: cannot convert {array.dtype} values to {dtype} without losing them "
+                f"(e.g. {host.ravel()[0]!r}). Convert explicitly with eg.cast(x, '{dtype}')."
+            )
+
+
+class Tensor:
+    """An immutable N-d array on a device, with a unique id that gradient tapes record.
+
+    Make one with `eg.constant`; ops and operators return new tensors.
+
+    >>> t = constant([[1, 2], [3, 4]])
+    >>> t.shape, t.dtype, t.device
+    ((2, 2), dtype('int32'), 'cpu:0')
+    """
+
+    __slots__ = ("_data", "_device", "_uid", "name", "__weakref__")
+    __array_priority__ = 1000  # NumPy defers to Tensor's reflected operators: ndarray + Tensor → Tensor
+    _is_variable = False
+
+    def __init__(self, data: Any, device: Device | str | None = None, name: str | None = None):
+        dev = backend.get_device(device) if device is not None else backend.device_of_array(data)
+        self._data = data
+        self._device = dev
+        self._uid = next(_uids)
+        self.name = name
+
+    @classmethod
+    def _make(cls, data: Any, device: Device) -> Tensor:
+        # Hot path: every op creates one of these, so skip __init__'s checks.
+        t = object.__new__(cls)
+        t._data = data
+        t._device = device
+        t._uid = next(_uids)
+        t.name = None
+        return t
+
+    # ---- properties -------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._data.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def size(self) -> int:
+        return int(self._data.size)
+
+    @property
+    def device(self) -> str:
+        return self._device.name
+
+    @property
+    def id(self) -> int:
+        """The unique id tapes use for this tensor (what `GradientTape.records` refers to)."""
+        return self._uid
+
+    # ---- leaving the engine -----------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """A host NumPy copy of the value, whatever the device."""
+        return np.array(backend.to_host(self._data), copy=True)
+
+    def item(self) -> Any:
+        """The value of a one-element tensor as a Python number."""
+        if self.size != 1:
+            raise ValueError(f"item() needs a tensor with one element, got shape {self.shape}.")
+        return backend.to_host(self._data).item()
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        array = backend.to_host(self._data)
+        if copy:
+            array = np.array(array, copy=True)
+        elif array is self._data:
+            array = array.view()
+            array.flags.writeable = False  # a tensor is immutable: don't let np.asarray(t) change it
+        return np.asarray(array, dtype=dtype)
+
+    # ---- devices ----------------------------------------------------------------------------
+    def to(self, device: str | Device) -> Tensor:
+        """This value on another device (a copy; the same tensor when it is already there).
+
+        The copy is differentiable: gradients flow back to the original device.
+        """
+        return _ops.copy_to_device(self, device=backend.get_device(device))
+
+    def cpu(self) -> Tensor:
+        """This value on ``cpu:0``."""
+        return self.to("cpu:0")
+
+    def gpu(self, index: int = 0) -> Tensor:
+        """This value on ``gpu:index`` (soft placement: cpu:0 with a warning when there is no GPU)."""
+        return self.to(f"gpu:{index}")
+
+    # ---- Python protocol ----------------------------------------------------------------------
+    def __repr__(self) -> str:
+        head = f"<{type(self).__name__}"
+        if self.name is not None:
+            head += f" {self.name!r}"
+        body = np.array2string(backend.to_host(self._data), threshold=20, edgeitems=3,
+                               separator=" ", max_line_width=200).replace("\n", "")
+        return f"{head} shape={self.shape} dtype={self.dtype} device={self.device} {body}>"
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor (a scalar) is undefined.")
+        return self.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("Cannot iterate over a 0-d tensor (a scalar).")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError(
+                f"The truth value of a tensor with {self.size} elements is ambiguous; "
+                "use eg.reduce_any-style reductions: bool(eg.max(t)) or compare a scalar."
+            )
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iu":
+            raise TypeError(f"Only integer tensors can be used as an index, not {self.dtype}.")
+        return int(self.item())
+
+    __hash__ = object.__hash__  # by identity, so tensors and variables can key dicts
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        raise TypeError(
+            "Tensors are immutable. Build a new one (eg.where, eg.concat), or keep the value in an "
+            "eg.Variable and call .assign(...)."
+        )
+
+    # ---- operators: each calls the differentiable op of the same meaning ------------------------
+    def __add__(self, other): return _ops.add(self, other)
+    def __radd__(self, other): return _ops.add(other, self)
+    def __sub__(self, other): return _ops.subtract(self, other)
+    def __rsub__(self, other): return _ops.subtract(other, self)
+    def __mul__(self, other): return _ops.multiply(self, other)
+    def __rmul__(self, other): return _ops.multiply(other, self)
+    def __truediv__(self, other): return _ops.divide(self, other)
+    def __rtruediv__(self, other): return _ops.divide(other, self)
+    def __floordiv__(self, other): return _ops.floordiv(self, other)
+    def __rfloordiv__(self, other): return _ops.floordiv(other, self)
+    def __mod__(self, other): return _ops.mod(self, other)
+    def __rmod__(self, other): return _ops.mod(other, self)
+    def __pow__(self, other): return _ops.pow(self, other)
+    def __rpow__(self, other): return _ops.pow(other, self)
+    def __matmul__(self, other): return _ops.matmul(self, other)
+    def __rmatmul__(self, other): return _ops.matmul(other, self)
+    def __neg__(self): return _ops.negative(self)
+    def __pos__(self): return self
+    def __abs__(self): return _ops.abs(self)
+    def __eq__(self, other): return _ops.equal(self, other)  # type: ignore[override]
+    def __ne__(self, other): return _ops.not_equal(self, other)  # type: ignore[override]
+    def __lt__(self, other): return _ops.less(self, other)
+    def __le__(self, other): return _ops.less_equal(self, other)
+    def __gt__(self, other): return _ops.greater(self, other)
+    def __ge__(self, other): return _ops.greater_equal(self, other)
+    def __and__(self, other): return _ops.logical_and(self, other)
+    def __rand__(self, other): return _ops.logical_and(other, self)
+    def __or__(self, other): return _ops.logical_or(self, other)
+    def __ror__(self, other): return _ops.logical_or(other, self)
+    def __xor__(self, other): return _ops.logical_xor(self, other)
+    def __rxor__(self, other): return _ops.logical_xor(other, self)
+    def __invert__(self): return _ops.logical_not(self)
+    def __getitem__(self, key): return _ops.getitem(self, key)
+
+
+class Variable(Tensor):
+    """A mutable tensor: the parameters optimizers update.
+
+    Reading a trainable Variable inside a `GradientTape` makes the tape watch it automatically.
+
+    >>> w = Variable([1.0, 2.0], name="w")
+    >>> w.assign([3.0, 4.0]).numpy()
+    array([3., 4.], dtype=float32)
+    """
+
+    __slots__ = ("_trainable",)
+    _is_variable = True
+
+    def __init__(self, initial_value: Any, name: str | None = None, trainable: bool = True,
+                 dtype: Any = None):
+        if callable(initial_value):
+            initial_value = initial_value()
+        value = convert_to_tensor(initial_value, dtype=dtype)
+        super().__init__(value._data, value._device, name=name)
+        self._trainable = bool(trainable)
+
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    def value(self) -> Tensor:
+        """The current value as an immutable Tensor (recorded as a read by active tapes)."""
+        return self._read()
+
+    def read_value(self) -> Tensor:
+        return self._read()
+
+    def _read(self) -> Tensor:
+        snapshot = Tensor._make(self._data, self._device)
+        if _tapes._ACTIVE:
+            _tapes._on_variable_read(self, snapshot)
+        return snapshot
+
+    def _new_value(self, value: Any, op: str) -> Any:
+        v = value._read() if isinstance(value, Variable) else value
+        if isinstance(v, Tensor):
+            if v._device is not self._device:
+                raise ValueError(
+                    f"Variable.{op}: the variable {self.name!r} is on {self.device} but the value is on "
+                    f"{v.device}; move it first with .to('{self.device}')."
+                )
+            data = v._data
+        else:
+            data = self._device.xp.asarray(_default_array(v)) if self._device.kind == "gpu" \
+                else _default_array(v)
+        if tuple(data.shape) != self.shape:
+            raise ValueError(
+                f"Variable.{op}: shape {tuple(data.shape)} does not match the variable {self.name!r} "
+                f"of shape {self.shape}. Variables keep their shape; reshape the value."
+            )
+        if data.dtype != self.dtype:
+            _check_castable(data, self.dtype, f"Variable.{op}")
+            data = data.astype(self.dtype)
+        return data
+
+    def assign(self, value: Any) -> Variable:
+        """Replace the value (same shape); returns the variable."""
+        self._data = self._new_value(value, "assign")
+        return self
+
+    def assign_add(self, delta: Any) -> Variable:
+        """``self += delta``; returns the variable."""
+        self._data = self._data + self._new_value(delta, "assign_add")
+        return self
+
+    def assign_sub(self, delta: Any) -> Variable:
+        """``self -= delta``; returns the variable."""
+        self._data = self._data - self._new_value(delta, "assign_sub")
+        return self
+
+
+def constant(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
+    """A tensor holding ``value`` on the current device.
+
+    Python floats become float32 and ints int32 (as in TensorFlow); NumPy arrays keep their dtype.
+
+    >>> constant(1.5).dtype, constant(2).dtype, constant(np.ones(2)).dtype
+    (dtype('float32'), dtype('int32'), dtype('float64'))
+    """
+    dev = backend.current_device()
+    if isinstance(value, Tensor):
+        t = value.to(dev) if value._device is not dev else value
+        data = t._data
+    else:
+        data = _default_array(value)
+    if dtype is not None:
+        target = as_dtype(dtype)
+        if data.dtype != target:
+            _check_castable(data, target, "constant")
+            data = data.astype(target)
+    if dev.kind == "gpu":
+        data = backend.transfer(data, dev)
+    elif not isinstance(data, np.ndarray | np.generic):
+        data = backend.to_host(data)
+    return Tensor(data, dev, name=name)
+
+
+def convert_to_tensor(value: Any, dtype: Any = None) -> Tensor:
+    """``value`` itself when it is already a Tensor (dtype checked), else `constant(value, dtype)`.
+
+    >>> t = constant(1.0)
+    >>> convert_to_tensor(t) is t
+    True
+    """
+    if isinstance(value, Tensor):
+        if dtype is not None and as_dtype(dtype) != value.dtype:
+            raise TypeError(
+                f"convert_to_tensor: the tensor has dtype {value.dtype}, not the requested "
+                f"{as_dtype(dtype)}; use eg.cast(x, '{as_dtype(dtype)}') to change it."
+            )
+        return value
+    return constant(value, dtype=dtype)
+
+
+from . import ops as _ops  # noqa: E402  (ops import Tensor from this module)
+from . import tape as _tapes  # noqa: E402, F811
