@@ -15,7 +15,6 @@ Layers: `backend` (devices) → `tensor` → `primitive` + `ops` (forward and gr
 import numpy as _np
 
 from . import config, nest, random
-from . import tensor as _tensor  # noqa: F401  (first: it loads the ops, which the rest use)
 from .backend import device, gpu_available, list_devices, memory_info
 from .functional import (
     grad,

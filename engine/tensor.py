@@ -23,7 +23,7 @@ __all__ = ["Tensor", "Variable", "constant", "convert_to_tensor", "as_dtype", "i
 
 _uids = itertools.count(1)  # every tensor gets a unique id: tapes refer to tensors by it
 _tapes: Any = None  # engine.tape, set at the end of this module (avoids an import cycle)
-_ops: Any = None  # engine.ops, likewise
+_ops: Any = None  # engine.ops, which sets this when it is imported (it imports Tensor from here)
 
 
 def as_dtype(dtype: Any) -> np.dtype:
@@ -368,5 +368,4 @@ def convert_to_tensor(value: Any, dtype: Any = None) -> Tensor:
     return constant(value, dtype=dtype)
 
 
-from . import ops as _ops  # noqa: E402  (ops import Tensor from this module)
-from . import tape as _tapes  # noqa: E402, F811
+from . import tape as _tapes  # noqa: E402, F811  (tape imports Tensor from this module)

@@ -1,5 +1,8 @@
 """Every differentiable op, by name. Each module holds a family, forward beside gradient."""
 
+import sys
+
+from .. import tensor as _tensor
 from ..creation import arange, eye, fill, linspace, ones, ones_like, zeros, zeros_like
 from .arithmetic import add, divide, floordiv, maximum, minimum, mod, multiply, pow, subtract
 from .devices import copy_to_device
@@ -39,6 +42,8 @@ from .reduction import argmax, argmin, max, mean, min, prod, sum
 from .selection import clip, where
 from .shape import broadcast_to, cast, concat, expand_dims, reshape, squeeze, stack, transpose
 from .special import log_softmax, logsumexp, softmax
+
+_tensor._ops = sys.modules[__name__]  # Tensor's operators (x + y, x[i], ...) call the ops defined here
 
 __all__ = [
     "abs", "add", "arange", "argmax", "argmin", "broadcast_to", "cast", "clip", "concat",
