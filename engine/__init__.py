@@ -28,7 +28,8 @@ from .ops import *  # noqa: F403  (the op names are the public API)
 from .ops import __all__ as _op_names
 from .primitive import REGISTRY as primitives
 from .tape import GradientTape, Record
-from .tensor import Tensor, Variable, as_dtype, constant, convert_to_tensor
+from .tensor import Tensor, as_dtype, constant, convert_to_tensor
+from .variable import Variable
 
 float16, float32, float64 = _np.dtype("float16"), _np.dtype("float32"), _np.dtype("float64")
 int32, int64, bool_ = _np.dtype("int32"), _np.dtype("int64"), _np.dtype("bool")

@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from .tape import GradientTape
-from .tensor import Tensor, Variable, convert_to_tensor
+from .tensor import Tensor, convert_to_tensor
+from .variable import Variable
 
 __all__ = ["gradients_function", "value_and_gradients_function", "implicit_gradients",
            "implicit_value_and_gradients", "grad", "value_and_grad"]

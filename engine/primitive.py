@@ -84,6 +84,8 @@ def apply(prim: Primitive, args: Sequence[Any], params: dict) -> Tensor:
         if isinstance(a, Tensor):
             ref = a
             break
+    if ref is None and len(args) > 1 and prim.same_dtype:
+        ref = _common_tensor(args)  # eg.add(1, 2.5): all Python values; find one dtype for them
     inputs = []
     for a in args:
         if isinstance(a, Tensor):
@@ -147,6 +149,15 @@ def weak_like(value: Any, ref: Tensor, op: str) -> Tensor:
         _check_castable(array, target, op)
         array = array.astype(target)
     return Tensor._make(_place(array, ref._device), ref._device)
+
+
+def _common_tensor(values: Sequence[Any]) -> Tensor:
+    """A tensor for the value whose default dtype the others can join (floats win over ints)."""
+    arrays = [_default_array(v) for v in values]
+    widest = max(range(len(arrays)), key=lambda i: "biufc".index(arrays[i].dtype.kind)
+                 if arrays[i].dtype.kind in "biufc" else -1)
+    dev = backend.current_device()
+    return Tensor._make(_place(arrays[widest], dev), dev)
 
 
 def _place(array: Any, dev: backend.Device) -> Any:

@@ -25,70 +25,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import nest
-from .tensor import Tensor, Variable, is_floating
+from .record import _READ, Record
+from .tensor import Tensor, is_floating
 
 __all__ = ["GradientTape", "Record"]
 
 _ACTIVE: list[GradientTape] = []  # tapes inside their `with` block, outermost first
 _UNCONNECTED = ("none", "zero")
-
-
-class Record:
-    """One op as a tape saw it: the op's name, its input tensors and its output tensor.
-
-    ``op_id`` is shared by every tape that recorded the same execution of the op, so a viewer can
-    tell which tapes saw which ops.
-    """
-
-    __slots__ = ("op_id", "prim", "inputs", "output", "params")
-
-    def __init__(self, op_id: int, prim: Any, inputs: tuple[Tensor, ...], output: Tensor, params: dict):
-        self.op_id = op_id
-        self.prim = prim
-        self.inputs = inputs
-        self.output = output
-        self.params = params
-
-    @property
-    def op(self) -> str:
-        return self.prim.name
-
-    @property
-    def outputs(self) -> tuple[Tensor, ...]:
-        return (self.output,)
-
-    @property
-    def input_ids(self) -> tuple[int, ...]:
-        return tuple(t._uid for t in self.inputs)
-
-    @property
-    def output_ids(self) -> tuple[int, ...]:
-        return (self.output._uid,)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data for viewers: names, ids, shapes, dtypes, devices, parameters."""
-        def describe(t: Tensor) -> dict[str, Any]:
-            return {"id": t._uid, "name": t.name, "shape": t.shape, "dtype": str(t.dtype),
-                    "device": t.device, "variable": t._is_variable}
-        return {"op_id": self.op_id, "op": self.op, "inputs": [describe(t) for t in self.inputs],
-                "outputs": [describe(self.output)], "params": dict(self.params)}
-
-    def __repr__(self) -> str:
-        ins = ", ".join(f"#{t._uid}{t.shape}" for t in self.inputs)
-        return f"<Record {self.op}({ins}) -> #{self.output._uid}{self.output.shape}>"
-
-
-class _ReadVariable:
-    """The pseudo-op a tape records when a watched Variable is read: its VJP is the identity."""
-
-    name = "read_variable"
-    vjps = (lambda g, y, v: g,)
-
-    def vjp(self, index: int, g: Tensor, y: Tensor, inputs: Any, params: dict) -> Tensor:
-        return g
-
-
-_READ = _ReadVariable()
 
 
 def _record_everywhere(prim: Any, inputs: tuple[Tensor, ...], output: Tensor, params: dict,
@@ -104,7 +47,7 @@ def _record_everywhere(prim: Any, inputs: tuple[Tensor, ...], output: Tensor, pa
                     break
 
 
-def _on_variable_read(var: Variable, snapshot: Tensor) -> None:
+def _on_variable_read(var: Any, snapshot: Tensor) -> None:
     """Called when a Variable is read while tapes are active: auto-watch, then record the read."""
     op_id = None
     for tape in _ACTIVE:
@@ -144,7 +87,7 @@ class GradientTape:
         self._used = False  # a non-persistent tape has answered its one gradient call
         self._records: list[Record] = []
         self._watched: set[int] = set()
-        self._watched_vars: dict[int, Variable] = {}
+        self._watched_vars: dict[int, Any] = {}
         self._watched_tensors: dict[int, Tensor] = {}
 
     # ---- recording ----------------------------------------------------------------------------
@@ -192,7 +135,7 @@ class GradientTape:
         else:
             self._watched_tensors.setdefault(t._uid, t)
 
-    def watched_variables(self) -> tuple[Variable, ...]:
+    def watched_variables(self) -> tuple:
         """The Variables this tape watches, in the order it first saw them."""
         return tuple(self._watched_vars.values())
 
@@ -244,56 +187,18 @@ class GradientTape:
         return nest.pack_like(sources, grads)
 
     def jacobian(self, target: Tensor, sources: Any, unconnected_gradients: str = "none") -> Any:
-        """The full Jacobian: shape ``target.shape + source.shape`` for each source.
+        """The full Jacobian: shape ``target.shape + source.shape`` for each source (one backward
+        pass per element of ``target``)."""
+        from .jacobian import jacobian  # noqa: PLC0415
 
-        One backward pass per element of ``target``.
-        """
-        from . import ops  # noqa: PLC0415
-
-        self._start_gradient()
-        flat_sources = nest.flatten(sources)
-        rows: list[list[Tensor | None]] = []
-        for i in range(int(target.size)):
-            seed = _one_hot(target, i)
-            rows.append(self._gradients([target], flat_sources, [seed], unconnected_gradients))
-        self._finish_gradient()
-        out = []
-        for k, src in enumerate(flat_sources):
-            col = [row[k] for row in rows]
-            if not col or any(g is None for g in col):
-                out.append(None if unconnected_gradients == "none" or not col else
-                           ops.zeros(target.shape + src.shape, dtype=src.dtype))
-                continue
-            out.append(ops.reshape(ops.stack(col, axis=0), target.shape + src.shape))
-        return nest.pack_like(sources, out)
+        return jacobian(self, target, sources, unconnected_gradients)
 
     def batch_jacobian(self, target: Tensor, source: Tensor,
                        unconnected_gradients: str = "none") -> Tensor | None:
-        """Per-example Jacobians: ``target`` (B, *T), ``source`` (B, *S) → (B, *T, *S).
+        """Per-example Jacobians: ``target`` (B, *T), ``source`` (B, *S) → (B, *T, *S)."""
+        from .jacobian import batch_jacobian  # noqa: PLC0415
 
-        Assumes example b of target depends only on example b of source (as TensorFlow does).
-        """
-        from . import ops  # noqa: PLC0415
-
-        if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
-            raise ValueError(
-                f"batch_jacobian: target {target.shape} and source {source.shape} need the same "
-                "first (batch) dimension."
-            )
-        self._start_gradient()
-        batch, inner = target.shape[0], target.shape[1:]
-        cols = []
-        n_inner = 1
-        for n in inner:
-            n_inner *= n
-        for j in range(n_inner):
-            seed = _batch_one_hot(target, j)
-            cols.append(self._gradients([target], [source], [seed], unconnected_gradients)[0])
-        self._finish_gradient()
-        if any(c is None for c in cols):
-            return None
-        stacked = ops.stack(cols, axis=1)  # (B, n_inner, *S)
-        return ops.reshape(stacked, (batch,) + inner + source.shape[1:])
+        return batch_jacobian(self, target, source, unconnected_gradients)
 
     def _start_gradient(self) -> None:
         if self._used:
@@ -411,17 +316,3 @@ def backward(records: list[Record], seeds: list[tuple[Tensor, Tensor]],
             prev = grads.get(x._uid)
             grads[x._uid] = gi if prev is None else add(prev, gi)
     return grads
-
-
-def _one_hot(target: Tensor, index: int) -> Tensor:
-    xp = target._device.xp
-    data = xp.zeros(target.shape, dtype=target.dtype)
-    data.reshape(-1)[index] = 1
-    return Tensor._make(data, target._device)
-
-
-def _batch_one_hot(target: Tensor, index: int) -> Tensor:
-    xp = target._device.xp
-    data = xp.zeros((target.shape[0], max(target.size // max(target.shape[0], 1), 1)), dtype=target.dtype)
-    data[:, index] = 1
-    return Tensor._make(data.reshape(target.shape), target._device)

@@ -1,12 +1,9 @@
-"""`Tensor` (an immutable N-d value on a device) and `Variable` (a mutable one that optimizers update).
+"""`Tensor`: an immutable N-d value on a device, with a unique id that gradient tapes record.
 
 >>> import engine as eg
 >>> x = eg.constant([1.0, 2.0])
 >>> x * 2
 <Tensor shape=(2,) dtype=float32 device=cpu:0 [2. 4.]>
->>> v = eg.Variable(3.0, name="v")
->>> v.assign_sub(1.0).numpy()
-array(2., dtype=float32)
 """
 
 from __future__ import annotations
@@ -19,10 +16,9 @@ import numpy as np
 from . import backend
 from .backend import Device
 
-__all__ = ["Tensor", "Variable", "constant", "convert_to_tensor", "as_dtype", "is_floating"]
+__all__ = ["Tensor", "constant", "convert_to_tensor", "as_dtype", "is_floating"]
 
 _uids = itertools.count(1)  # every tensor gets a unique id: tapes refer to tensors by it
-_tapes: Any = None  # engine.tape, set at the end of this module (avoids an import cycle)
 _ops: Any = None  # engine.ops, which sets this when it is imported (it imports Tensor from here)
 
 
@@ -249,82 +245,6 @@ class Tensor:
     def __getitem__(self, key): return _ops.getitem(self, key)
 
 
-class Variable(Tensor):
-    """A mutable tensor: the parameters optimizers update.
-
-    Reading a trainable Variable inside a `GradientTape` makes the tape watch it automatically.
-
-    >>> w = Variable([1.0, 2.0], name="w")
-    >>> w.assign([3.0, 4.0]).numpy()
-    array([3., 4.], dtype=float32)
-    """
-
-    __slots__ = ("_trainable",)
-    _is_variable = True
-
-    def __init__(self, initial_value: Any, name: str | None = None, trainable: bool = True,
-                 dtype: Any = None):
-        if callable(initial_value):
-            initial_value = initial_value()
-        value = convert_to_tensor(initial_value, dtype=dtype)
-        super().__init__(value._data, value._device, name=name)
-        self._trainable = bool(trainable)
-
-    @property
-    def trainable(self) -> bool:
-        return self._trainable
-
-    def value(self) -> Tensor:
-        """The current value as an immutable Tensor (recorded as a read by active tapes)."""
-        return self._read()
-
-    def read_value(self) -> Tensor:
-        return self._read()
-
-    def _read(self) -> Tensor:
-        snapshot = Tensor._make(self._data, self._device)
-        if _tapes._ACTIVE:
-            _tapes._on_variable_read(self, snapshot)
-        return snapshot
-
-    def _new_value(self, value: Any, op: str) -> Any:
-        v = value._read() if isinstance(value, Variable) else value
-        if isinstance(v, Tensor):
-            if v._device is not self._device:
-                raise ValueError(
-                    f"Variable.{op}: the variable {self.name!r} is on {self.device} but the value is on "
-                    f"{v.device}; move it first with .to('{self.device}')."
-                )
-            data = v._data
-        else:
-            data = self._device.xp.asarray(_default_array(v)) if self._device.kind == "gpu" \
-                else _default_array(v)
-        if tuple(data.shape) != self.shape:
-            raise ValueError(
-                f"Variable.{op}: shape {tuple(data.shape)} does not match the variable {self.name!r} "
-                f"of shape {self.shape}. Variables keep their shape; reshape the value."
-            )
-        if data.dtype != self.dtype:
-            _check_castable(data, self.dtype, f"Variable.{op}")
-            data = data.astype(self.dtype)
-        return data
-
-    def assign(self, value: Any) -> Variable:
-        """Replace the value (same shape); returns the variable."""
-        self._data = self._new_value(value, "assign")
-        return self
-
-    def assign_add(self, delta: Any) -> Variable:
-        """``self += delta``; returns the variable."""
-        self._data = self._data + self._new_value(delta, "assign_add")
-        return self
-
-    def assign_sub(self, delta: Any) -> Variable:
-        """``self -= delta``; returns the variable."""
-        self._data = self._data - self._new_value(delta, "assign_sub")
-        return self
-
-
 def constant(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
     """A tensor holding ``value`` on the current device.
 
@@ -366,6 +286,3 @@ def convert_to_tensor(value: Any, dtype: Any = None) -> Tensor:
             )
         return value
     return constant(value, dtype=dtype)
-
-
-from . import tape as _tapes  # noqa: E402, F811  (tape imports Tensor from this module)

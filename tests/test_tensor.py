@@ -244,3 +244,8 @@ def test_import_engine_is_light():
     code = f"import sys, engine; print(sorted(m for m in {heavy} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_ops_on_python_values_pick_a_common_dtype():
+    assert float(eg.add(1, 2.5)) == 3.5 and eg.add(1, 2.5).dtype == np.float32
+    assert int(eg.floordiv(17, 3)) == 5 and eg.multiply(2, 3).dtype == np.int32

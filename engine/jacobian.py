@@ -1,0 +1,83 @@
+"""Jacobians from a tape: one backward pass per output element, stacked.
+
+>>> import engine as eg
+>>> x = eg.constant([1.0, 2.0])
+>>> with eg.GradientTape() as tape:
+...     tape.watch(x)
+...     y = x * x
+>>> tape.jacobian(y, x).numpy()
+array([[2., 0.],
+       [0., 4.]], dtype=float32)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import nest, ops
+from .tensor import Tensor
+
+__all__ = ["jacobian", "batch_jacobian"]
+
+
+def jacobian(tape: Any, target: Tensor, sources: Any, unconnected_gradients: str = "none") -> Any:
+    """The full Jacobian: shape ``target.shape + source.shape`` for each source.
+
+    One backward pass per element of ``target``.
+    """
+    tape._start_gradient()
+    flat_sources = nest.flatten(sources)
+    rows: list[list[Tensor | None]] = []
+    for i in range(int(target.size)):
+        seed = _one_hot(target, i)
+        rows.append(tape._gradients([target], flat_sources, [seed], unconnected_gradients))
+    tape._finish_gradient()
+    out = []
+    for k, src in enumerate(flat_sources):
+        col = [row[k] for row in rows]
+        if not col or any(g is None for g in col):
+            out.append(None if unconnected_gradients == "none" or not col else
+                       ops.zeros(target.shape + src.shape, dtype=src.dtype))
+            continue
+        out.append(ops.reshape(ops.stack(col, axis=0), target.shape + src.shape))
+    return nest.pack_like(sources, out)
+
+def batch_jacobian(tape: Any, target: Tensor, source: Tensor,
+                   unconnected_gradients: str = "none") -> Tensor | None:
+    """Per-example Jacobians: ``target`` (B, *T), ``source`` (B, *S) → (B, *T, *S).
+
+    Assumes example b of target depends only on example b of source (as TensorFlow does).
+    """
+    if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
+        raise ValueError(
+            f"batch_jacobian: target {target.shape} and source {source.shape} need the same "
+            "first (batch) dimension."
+        )
+    tape._start_gradient()
+    batch, inner = target.shape[0], target.shape[1:]
+    cols = []
+    n_inner = 1
+    for n in inner:
+        n_inner *= n
+    for j in range(n_inner):
+        seed = _batch_one_hot(target, j)
+        cols.append(tape._gradients([target], [source], [seed], unconnected_gradients)[0])
+    tape._finish_gradient()
+    if any(c is None for c in cols):
+        return None
+    stacked = ops.stack(cols, axis=1)  # (B, n_inner, *S)
+    return ops.reshape(stacked, (batch,) + inner + source.shape[1:])
+
+
+def _one_hot(target: Tensor, index: int) -> Tensor:
+    xp = target._device.xp
+    data = xp.zeros(target.shape, dtype=target.dtype)
+    data.reshape(-1)[index] = 1
+    return Tensor._make(data, target._device)
+
+
+def _batch_one_hot(target: Tensor, index: int) -> Tensor:
+    xp = target._device.xp
+    data = xp.zeros((target.shape[0], max(target.size // max(target.shape[0], 1), 1)), dtype=target.dtype)
+    data[:, index] = 1
+    return Tensor._make(data.reshape(target.shape), target._device)

@@ -1,0 +1,67 @@
+"""`Record`: one operation as a tape saw it. ``tape.records`` is a list of these."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .tensor import Tensor
+
+__all__ = ["Record"]
+
+
+class Record:
+    """One op as a tape saw it: the op's name, its input tensors and its output tensor.
+
+    ``op_id`` is shared by every tape that recorded the same execution of the op, so a viewer can
+    tell which tapes saw which ops.
+    """
+
+    __slots__ = ("op_id", "prim", "inputs", "output", "params")
+
+    def __init__(self, op_id: int, prim: Any, inputs: tuple[Tensor, ...], output: Tensor, params: dict):
+        self.op_id = op_id
+        self.prim = prim
+        self.inputs = inputs
+        self.output = output
+        self.params = params
+
+    @property
+    def op(self) -> str:
+        return self.prim.name
+
+    @property
+    def outputs(self) -> tuple[Tensor, ...]:
+        return (self.output,)
+
+    @property
+    def input_ids(self) -> tuple[int, ...]:
+        return tuple(t._uid for t in self.inputs)
+
+    @property
+    def output_ids(self) -> tuple[int, ...]:
+        return (self.output._uid,)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for viewers: names, ids, shapes, dtypes, devices, parameters."""
+        def describe(t: Tensor) -> dict[str, Any]:
+            return {"id": t._uid, "name": t.name, "shape": t.shape, "dtype": str(t.dtype),
+                    "device": t.device, "variable": t._is_variable}
+        return {"op_id": self.op_id, "op": self.op, "inputs": [describe(t) for t in self.inputs],
+                "outputs": [describe(self.output)], "params": dict(self.params)}
+
+    def __repr__(self) -> str:
+        ins = ", ".join(f"#{t._uid}{t.shape}" for t in self.inputs)
+        return f"<Record {self.op}({ins}) -> #{self.output._uid}{self.output.shape}>"
+
+
+class _ReadVariable:
+    """The pseudo-op a tape records when a watched Variable is read: its VJP is the identity."""
+
+    name = "read_variable"
+    vjps = (lambda g, y, v: g,)
+
+    def vjp(self, index: int, g: Tensor, y: Tensor, inputs: Any, params: dict) -> Tensor:
+        return g
+
+
+_READ = _ReadVariable()

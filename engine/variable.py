@@ -1,0 +1,94 @@
+"""`Variable`: a mutable tensor, the parameters that optimizers update.
+
+Reading a trainable Variable inside a `GradientTape` makes the tape watch it and record the read.
+
+>>> import engine as eg
+>>> v = eg.Variable(3.0, name="v")
+>>> v.assign_sub(1.0).numpy()
+array(2., dtype=float32)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import tape as _tapes
+from .tensor import Tensor, _check_castable, _default_array, convert_to_tensor
+
+__all__ = ["Variable"]
+
+
+class Variable(Tensor):
+    """A mutable tensor: the parameters optimizers update.
+
+    Reading a trainable Variable inside a `GradientTape` makes the tape watch it automatically.
+
+    >>> w = Variable([1.0, 2.0], name="w")
+    >>> w.assign([3.0, 4.0]).numpy()
+    array([3., 4.], dtype=float32)
+    """
+
+    __slots__ = ("_trainable",)
+    _is_variable = True
+
+    def __init__(self, initial_value: Any, name: str | None = None, trainable: bool = True,
+                 dtype: Any = None):
+        if callable(initial_value):
+            initial_value = initial_value()
+        value = convert_to_tensor(initial_value, dtype=dtype)
+        super().__init__(value._data, value._device, name=name)
+        self._trainable = bool(trainable)
+
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    def value(self) -> Tensor:
+        """The current value as an immutable Tensor (recorded as a read by active tapes)."""
+        return self._read()
+
+    def read_value(self) -> Tensor:
+        return self._read()
+
+    def _read(self) -> Tensor:
+        snapshot = Tensor._make(self._data, self._device)
+        if _tapes._ACTIVE:
+            _tapes._on_variable_read(self, snapshot)
+        return snapshot
+
+    def _new_value(self, value: Any, op: str) -> Any:
+        v = value._read() if isinstance(value, Variable) else value
+        if isinstance(v, Tensor):
+            if v._device is not self._device:
+                raise ValueError(
+                    f"Variable.{op}: the variable {self.name!r} is on {self.device} but the value is on "
+                    f"{v.device}; move it first with .to('{self.device}')."
+                )
+            data = v._data
+        else:
+            data = self._device.xp.asarray(_default_array(v)) if self._device.kind == "gpu" \
+                else _default_array(v)
+        if tuple(data.shape) != self.shape:
+            raise ValueError(
+                f"Variable.{op}: shape {tuple(data.shape)} does not match the variable {self.name!r} "
+                f"of shape {self.shape}. Variables keep their shape; reshape the value."
+            )
+        if data.dtype != self.dtype:
+            _check_castable(data, self.dtype, f"Variable.{op}")
+            data = data.astype(self.dtype)
+        return data
+
+    def assign(self, value: Any) -> Variable:
+        """Replace the value (same shape); returns the variable."""
+        self._data = self._new_value(value, "assign")
+        return self
+
+    def assign_add(self, delta: Any) -> Variable:
+        """``self += delta``; returns the variable."""
+        self._data = self._data + self._new_value(delta, "assign_add")
+        return self
+
+    def assign_sub(self, delta: Any) -> Variable:
+        """``self -= delta``; returns the variable."""
+        self._data = self._data - self._new_value(delta, "assign_sub")
+        return self
