@@ -163,11 +163,23 @@ def get_device(spec: str | Device | None = None) -> Device:
                 f"(soft placement). {_GPU_INSTALL_HINT} "
                 "Set engine.config.soft_placement = False to make this an error.",
                 RuntimeWarning,
-                stacklevel=3,
+                stacklevel=_user_stacklevel(),
             )
             _warned_fallback = True
         return CPU
     raise RuntimeError(f"Device {name!r} is not available: {problem}. {_GPU_INSTALL_HINT}")
+
+
+def _user_stacklevel() -> int:
+    """The stacklevel that points a warning at the user's line, past engine and contextlib frames."""
+    import sys  # noqa: PLC0415
+
+    engine_dir = os.path.dirname(__file__)
+    frame, level = sys._getframe(1), 1
+    while frame is not None and (frame.f_code.co_filename.startswith(engine_dir)
+                                 or frame.f_code.co_filename == contextlib.__file__):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def current_device() -> Device:
