@@ -13,7 +13,7 @@ export UV_PYTHON := $(shell command -v $(PYTHON))
 .PHONY: lab test test-fast lint html browser-deps bench bench-gpu clean
 
 .tools/bin/uv:
-	$(PYTHON) -m pip install --quiet --disable-pip-version-check --target .tools uv==$(UV_VERSION)
+	$(PYTHON) tools/bootstrap_uv.py $(UV_VERSION) .tools
 
 uv: $(if $(filter .tools/bin/uv,$(UV)),.tools/bin/uv)
 

@@ -71,10 +71,14 @@ def arange(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None) -> 
     """``start, start + delta, …`` below ``limit`` (``arange(n)`` is ``0 … n-1``), like tf.range."""
     if limit is None:
         start, limit = 0, start
-    dt = as_dtype(dtype) if dtype is not None else _default_array(np.asarray(start) + np.asarray(limit)
-                                                                   + np.asarray(delta)).dtype
-    if not isinstance(start + limit + delta, int | np.integer) and dt.kind in "iu" and dtype is None:
+    if dtype is not None:
+        dt = as_dtype(dtype)
+    elif all(isinstance(v, int) for v in (start, limit, delta)):
+        dt = np.dtype(np.int32)  # Python ints → int32, as TensorFlow
+    elif all(isinstance(v, int | float) for v in (start, limit, delta)):
         dt = np.dtype(np.float32)
+    else:
+        dt = np.result_type(start, limit, delta)  # NumPy scalars keep their dtype
     return _new(lambda xp, d: xp.arange(start, limit, delta, dtype=d), dt)
 
 

@@ -65,6 +65,7 @@ def test_creation_functions():
     np.testing.assert_array_equal(eg.fill((2,), 7.0).numpy(), [7.0, 7.0])
     np.testing.assert_array_equal(eg.eye(2).numpy(), np.eye(2))
     np.testing.assert_array_equal(eg.arange(5).numpy(), np.arange(5))
+    assert eg.arange(5).dtype == np.int32 and eg.arange(0.0, 1.0, 0.5).dtype == np.float32
     np.testing.assert_allclose(eg.arange(0.0, 1.0, 0.25).numpy(), [0, 0.25, 0.5, 0.75])
     np.testing.assert_allclose(eg.linspace(0, 1, 5).numpy(), np.linspace(0, 1, 5))
 
