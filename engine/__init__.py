@@ -14,8 +14,9 @@ Layers: `backend` (devices) → `tensor` → `primitive` + `ops` (forward and gr
 
 import numpy as _np
 
-from . import config, nest, random
+from . import config, data, layers, nest, nn, optimizers, random
 from .backend import device, gpu_available, list_devices, memory_info
+from .clip import clip_by_global_norm, clip_by_norm, clip_by_value, global_norm, norm
 from .functional import (
     grad,
     gradients_function,
@@ -40,5 +41,7 @@ __all__ = [
     "convert_to_tensor", "device", "gpu_available", "grad", "gradients_function", "implicit_gradients",
     "implicit_value_and_gradients", "list_devices", "memory_info", "nest", "primitives", "random",
     "value_and_grad", "value_and_gradients_function",
+    "data", "layers", "nn", "optimizers",
+    "clip_by_value", "clip_by_norm", "global_norm", "clip_by_global_norm", "norm",
     "float16", "float32", "float64", "int32", "int64", "bool_", *_op_names,
 ]

@@ -1,0 +1,42 @@
+"""`Dropout`: ``eg.nn.dropout`` while training, the identity otherwise.
+
+Each training call draws a new mask; with a ``seed`` the sequence of masks is reproducible.
+
+>>> import engine as eg
+>>> layer = Dropout(0.5, seed=0)
+>>> sorted(set(layer(eg.ones((4, 4)), training=True).numpy().ravel().tolist()))
+[0.0, 2.0]
+>>> layer(eg.ones((4, 4))).numpy().min()            # training=False: unchanged
+np.float32(1.0)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import nn
+from .. import random as _random
+from ..tensor import Tensor
+from .base import Layer
+
+__all__ = ["Dropout"]
+
+
+class Dropout(Layer):
+    """Drop a fraction ``rate`` of the elements (scaling the rest by 1/(1 - rate)) when ``training``."""
+
+    name_prefix = "dropout"
+
+    def __init__(self, rate: float, seed: int | None = None, name: str | None = None):
+        super().__init__(name)
+        if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 <= rate < 1:
+            raise ValueError(f"Dropout: rate must be in [0, 1), got {rate!r}.")
+        self.rate = float(rate)
+        self.seed = seed
+        self._rng: Any = None if seed is None else _random.generator(seed)
+
+    def call(self, x: Tensor, training: bool = False) -> Tensor:
+        if not training or self.rate == 0:
+            return x
+        rng = self._rng if self._rng is not None else _random.generator()
+        return nn.dropout(x, self.rate, training=True, seed=int(rng.integers(2**31 - 1)))

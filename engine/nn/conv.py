@@ -1,0 +1,129 @@
+"""2-D convolution (NHWC input, HWIO filters, TensorFlow's SAME / VALID padding).
+
+Forward: *im2col*: a strided view of every window of the padded input, flattened into rows, then
+one matrix product with the flattened filters. The two gradients are primitives too:
+
+- ``conv2d_backprop_input(g, w)``: the gradient for the input: each output gradient times the
+  filters, folded back onto the image (the transpose of the forward);
+- ``conv2d_backprop_filter(x, g)``: the gradient for the filters: windows of the input times the
+  output gradients.
+
+Each of the three is linear in each of its inputs, so their own VJPs are again these three ops
+(for example the VJP of ``backprop_input`` with respect to ``g`` is a convolution). That closes
+the set: derivatives of any order work.
+
+>>> import engine as eg
+>>> x = eg.ones((1, 4, 4, 1))
+>>> w = eg.ones((3, 3, 1, 2))
+>>> y = eg.nn.conv2d(x, w, padding="SAME")
+>>> y.shape, y.numpy()[0, :, :, 0]           # a corner window sees 4 ones, an edge 6, inside 9
+((1, 4, 4, 2), array([[4., 6., 6., 4.],
+       [6., 9., 9., 6.],
+       [6., 9., 9., 6.],
+       [4., 6., 6., 4.]], dtype=float32))
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..primitive import Primitive
+from ..tensor import Tensor, convert_to_tensor
+from .windows import fold, geometry, pad, padding_name, pair, windows
+
+__all__ = ["conv2d"]
+
+
+def _plan(input_shape: tuple[int, ...], k: tuple[int, int], strides: tuple[int, int], padding: str):
+    """Output size, paddings and padded shape for an NHWC input."""
+    n, h, w, c = input_shape
+    oh, top, bottom = geometry(h, k[0], strides[0], padding)
+    ow, left, right = geometry(w, k[1], strides[1], padding)
+    return (oh, ow), (top, bottom), (left, right), (n, h + top + bottom, w + left + right, c)
+
+
+def _im2col(xp: Any, x: Any, k: tuple[int, int], strides: tuple[int, int], padding: str):
+    """Rows of flattened windows ``(N·OH·OW, KH·KW·C)`` and the output size."""
+    out, ph, pw, _ = _plan(x.shape, k, strides, padding)
+    view = windows(xp, pad(xp, x, ph, pw), out, k, strides)
+    return view.reshape(-1, k[0] * k[1] * x.shape[3]), out
+
+
+def _conv_forward(xp, x, w, strides, padding):
+    cols, (oh, ow) = _im2col(xp, x, w.shape[:2], strides, padding)
+    y = cols @ w.reshape(-1, w.shape[3])
+    return y.reshape(x.shape[0], oh, ow, w.shape[3])
+
+
+def _backprop_input_forward(xp, g, w, input_shape, strides, padding):
+    kh, kw, c, o = w.shape
+    out, (top, _), (left, _), padded = _plan(input_shape, (kh, kw), strides, padding)
+    cols = g.reshape(-1, o) @ w.reshape(-1, o).T                   # (N·OH·OW, KH·KW·C)
+    cols = cols.reshape(input_shape[0], out[0], out[1], kh, kw, c)
+    image = fold(xp, cols, padded, strides)
+    return image[:, top:top + input_shape[1], left:left + input_shape[2], :]
+
+
+def _backprop_filter_forward(xp, x, g, filter_shape, strides, padding):
+    cols, _ = _im2col(xp, x, filter_shape[:2], strides, padding)
+    return (cols.T @ g.reshape(-1, filter_shape[3])).reshape(filter_shape)
+
+
+_conv2d = Primitive(
+    "conv2d", _conv_forward,
+    vjps=[lambda g, y, x, w, strides, padding: _backprop_input(
+              g, w, input_shape=x.shape, strides=strides, padding=padding),
+          lambda g, y, x, w, strides, padding: _backprop_filter(
+              x, g, filter_shape=w.shape, strides=strides, padding=padding)],
+    float_only=True,
+    doc="Convolution of NHWC x with HWIO filters w (im2col + one matmul).",
+)
+
+# <conv2d(x, w), g> = <x, backprop_input(g, w)> = <w, backprop_filter(x, g)>: each VJP below is
+# read off that identity.
+_backprop_input = Primitive(
+    "conv2d_backprop_input", _backprop_input_forward,
+    vjps=[lambda h, y, g, w, input_shape, strides, padding: _conv2d(h, w, strides=strides, padding=padding),
+          lambda h, y, g, w, input_shape, strides, padding: _backprop_filter(
+              h, g, filter_shape=w.shape, strides=strides, padding=padding)],
+    float_only=True,
+    doc="The gradient of conv2d with respect to its input: g times the filters, folded back.",
+)
+
+_backprop_filter = Primitive(
+    "conv2d_backprop_filter", _backprop_filter_forward,
+    vjps=[lambda h, y, x, g, filter_shape, strides, padding: _backprop_input(
+              g, h, input_shape=x.shape, strides=strides, padding=padding),
+          lambda h, y, x, g, filter_shape, strides, padding: _conv2d(x, h, strides=strides, padding=padding)],
+    float_only=True,
+    doc="The gradient of conv2d with respect to its filters: input windows times g.",
+)
+
+
+def conv2d(x: Any, filters: Any, strides: int | tuple[int, int] = 1, padding: str = "SAME") -> Tensor:
+    """2-D convolution, as ``tf.nn.conv2d``: ``x`` is NHWC ``(batch, height, width, channels)``,
+    ``filters`` HWIO ``(kh, kw, in_channels, out_channels)``.
+
+    ``strides``: an int, ``(sh, sw)`` or ``[1, sh, sw, 1]``. ``padding``: ``"SAME"`` (output size
+    ``ceil(in / stride)``, zero padding split evenly, the odd pixel at the bottom / right) or
+    ``"VALID"`` (no padding; only whole windows). Like TensorFlow (and unlike the mathematicians'
+    convolution) the filters are not flipped: this is a cross-correlation.
+    """
+    op = "conv2d"
+    x = x if isinstance(x, Tensor) else convert_to_tensor(x)
+    filters = filters if isinstance(filters, Tensor) else convert_to_tensor(filters)
+    if x.ndim != 4:
+        raise ValueError(f"{op}: the input must be 4-D NHWC (batch, height, width, channels), got shape "
+                         f"{x.shape}. For one image use eg.expand_dims(x, 0).")
+    if filters.ndim != 4:
+        raise ValueError(f"{op}: filters must be 4-D HWIO (height, width, in_channels, out_channels), got "
+                         f"shape {filters.shape}.")
+    if filters.shape[2] != x.shape[3]:
+        raise ValueError(f"{op}: the filters {filters.shape} expect {filters.shape[2]} input channels but "
+                         f"the input {x.shape} has {x.shape[3]} (NHWC: channels last).")
+    strides = pair(strides, "strides", op)
+    padding = padding_name(padding, op)
+    if padding == "VALID" and (filters.shape[0] > x.shape[1] or filters.shape[1] > x.shape[2]):
+        raise ValueError(f"{op}: with padding='VALID' the filters ({filters.shape[0]}x{filters.shape[1]}) "
+                         f"must fit in the input ({x.shape[1]}x{x.shape[2]}); use padding='SAME'.")
+    return _conv2d(x, filters, strides=strides, padding=padding)

@@ -1,0 +1,85 @@
+"""Softmax cross-entropy losses, fused and stable for large logits (like 1e4).
+
+Both return one loss per example (average them yourself, e.g. ``eg.mean``), as TensorFlow's
+``softmax_cross_entropy_with_logits`` does. Their gradient with respect to the logits is
+``softmax(logits) - labels``.
+
+>>> import engine as eg
+>>> logits = eg.constant([[2.0, 0.0], [1e4, 0.0]])
+>>> eg.nn.sparse_softmax_cross_entropy([0, 1], logits).numpy()
+array([1.2692809e-01, 1.0000000e+04], dtype=float32)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import backend
+from .. import ops as F
+from ..tensor import Tensor, convert_to_tensor, is_floating
+
+__all__ = ["softmax_cross_entropy", "sparse_softmax_cross_entropy"]
+
+
+def _logits(logits: Any, op: str) -> Tensor:
+    logits = logits if isinstance(logits, Tensor) else convert_to_tensor(logits)
+    if not is_floating(logits.dtype):
+        raise TypeError(f"{op}: logits must be floating point, got {logits.dtype}. Cast them first.")
+    if logits.ndim < 1:
+        raise ValueError(f"{op}: logits need a class axis (the last one); got a scalar.")
+    return logits
+
+
+def _beside(array: np.ndarray, ref: Tensor) -> Tensor:
+    """A host array as a constant tensor on ``ref``'s device."""
+    dev = ref._device
+    return Tensor._make(backend.transfer(array, dev) if dev.kind == "gpu" else array, dev)
+
+
+def softmax_cross_entropy(labels: Any, logits: Any, axis: int = -1) -> Tensor:
+    """``-sum(labels * log_softmax(logits), axis)`` per example; ``labels`` are probabilities
+    (one-hot, or soft labels summing to 1) shaped like ``logits``.
+
+    Gradient with respect to the logits: ``softmax(logits) * sum(labels) - labels`` (that is
+    ``softmax - labels`` for labels that sum to 1); the labels get a gradient too.
+    """
+    op = "softmax_cross_entropy"
+    logits = _logits(logits, op)
+    if isinstance(labels, Tensor):
+        if labels.dtype != logits.dtype:
+            raise TypeError(f"{op}: labels have dtype {labels.dtype} but logits {logits.dtype}; cast them "
+                            f"with eg.cast(labels, '{logits.dtype}'). (For integer class ids use "
+                            "sparse_softmax_cross_entropy.)")
+    else:
+        labels = _beside(np.asarray(labels).astype(logits.dtype), logits)
+    if labels.shape != logits.shape:
+        raise ValueError(f"{op}: labels {labels.shape} and logits {logits.shape} must have the same shape. "
+                         "For integer class ids use sparse_softmax_cross_entropy.")
+    return F.negative(F.sum(labels * F.log_softmax(logits, axis=axis), axis=axis))
+
+
+def sparse_softmax_cross_entropy(labels: Any, logits: Any) -> Tensor:
+    """``logsumexp(logits) - logits[label]`` per example; ``labels`` are integer class ids in
+    ``[0, num_classes)`` with the shape of ``logits`` minus its last axis.
+
+    Gradient with respect to the logits: ``softmax(logits) - one_hot(labels)``. Out-of-range labels
+    are a ``ValueError``.
+    """
+    op = "sparse_softmax_cross_entropy"
+    logits = _logits(logits, op)
+    ids = backend.to_host(labels._data) if isinstance(labels, Tensor) else np.asarray(labels)
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"{op}: labels must be integer class ids, got dtype {ids.dtype}. For one-hot or "
+                        "soft labels use softmax_cross_entropy.")
+    if ids.shape != logits.shape[:-1]:
+        raise ValueError(f"{op}: labels of shape {ids.shape} need the shape of the logits without their "
+                         f"last (class) axis: {logits.shape[:-1]}.")
+    classes = logits.shape[-1]
+    if ids.size and (ids.min() < 0 or ids.max() >= classes):
+        bad = ids[(ids < 0) | (ids >= classes)].ravel()[0]
+        raise ValueError(f"{op}: label {bad} is out of range for {classes} classes (valid: 0 .. "
+                         f"{classes - 1}).")
+    one_hot = (ids[..., None] == np.arange(classes)).astype(logits.dtype)
+    return F.negative(F.sum(_beside(one_hot, logits) * F.log_softmax(logits, axis=-1), axis=-1))

@@ -1,0 +1,165 @@
+"""Gradient accumulation: several small batches, one update (a big batch that does not fit at once).
+
+For a loss that is a mean over the batch, the mean of the gradients of k equal-size micro-batches
+*is* the gradient of the whole batch, so the update is the same.
+
+- `Accumulator`: add ``(gradient, variable)`` pairs, read their sum or mean, reset. Plain data.
+- `MultiSteps`: wraps an optimizer; ``apply_gradients`` only accumulates, and every ``every_k``-th
+  call applies the mean (or sum) with the wrapped optimizer.
+
+>>> import engine as eg
+>>> w = eg.Variable(0.0)
+>>> opt = eg.optimizers.MultiSteps(eg.optimizers.SGD(1.0), every_k=2)
+>>> opt.apply_gradients([(eg.constant(1.0), w)]), float(w)     # accumulated, not applied
+(False, 0.0)
+>>> opt.apply_gradients([(eg.constant(3.0), w)]), float(w)     # applied: the mean, 2
+(True, -2.0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from ..tape import GradientTape
+from ..tensor import Tensor
+from ..variable import Variable
+from .base import Optimizer, _pairs, as_gradient_array
+
+__all__ = ["Accumulator", "MultiSteps"]
+
+
+class Accumulator:
+    """Sum gradients over micro-batches; read them back summed or averaged.
+
+    ``count`` is the number of `add` calls; the mean divides by it (a ``None`` gradient counts as
+    zero for that micro-batch).
+
+    >>> import engine as eg
+    >>> w = eg.Variable([0.0, 0.0])
+    >>> acc = Accumulator()
+    >>> acc.add([(eg.constant([1.0, 2.0]), w)]); acc.add([(eg.constant([3.0, 4.0]), w)])
+    >>> [g.numpy() for g, v in acc.grads_and_vars()]
+    [array([2., 3.], dtype=float32)]
+    """
+
+    def __init__(self, average: bool = True):
+        self.average = bool(average)
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget everything accumulated."""
+        self.count = 0
+        self._sums: dict[int, Any] = {}
+        self._vars: dict[int, Variable] = {}
+
+    def add(self, grads_and_vars: Iterable[tuple[Any, Variable]]) -> None:
+        """Add one micro-batch's ``(gradient, variable)`` pairs."""
+        pairs = _pairs(grads_and_vars, "Accumulator.add")
+        for g, v in pairs:
+            self._vars.setdefault(v._uid, v)
+            if g is None:
+                continue
+            data = as_gradient_array(g, v, "Accumulator.add")
+            total = self._sums.get(v._uid)
+            self._sums[v._uid] = data.copy() if total is None else total + data
+        self.count += 1
+
+    def gradient(self, var: Variable) -> Tensor | None:
+        """The accumulated (summed or averaged) gradient of ``var``, or None if it has none."""
+        total = self._sums.get(var._uid)
+        if total is None:
+            return None
+        if self.average and self.count:
+            total = total / var.dtype.type(self.count)
+        return Tensor._make(total.astype(var.dtype, copy=False), var._device)
+
+    def grads_and_vars(self) -> list[tuple[Tensor | None, Variable]]:
+        """``[(accumulated gradient, variable), ...]`` in the order the variables first came."""
+        return [(self.gradient(v), v) for v in self._vars.values()]
+
+    def __repr__(self) -> str:
+        return f"<Accumulator average={self.average} count={self.count} variables={len(self._vars)}>"
+
+
+class MultiSteps:
+    """Apply ``optimizer`` once every ``every_k`` calls of `apply_gradients`, with the mean (or sum,
+    ``average=False``) of the gradients given since the last update.
+
+    `iterations` counts real updates (the wrapped optimizer's); `micro_steps` counts calls since the
+    last one. Slots are the wrapped optimizer's, plus ``accumulated`` (the running sum).
+    """
+
+    def __init__(self, optimizer: Optimizer, every_k: int, average: bool = True):
+        if not hasattr(optimizer, "apply_gradients"):
+            raise TypeError(f"MultiSteps: expected an optimizer, got {type(optimizer).__name__}.")
+        if isinstance(every_k, bool) or not isinstance(every_k, int) or every_k < 1:
+            raise ValueError(f"MultiSteps: every_k must be an int >= 1, got {every_k!r}.")
+        self.optimizer = optimizer
+        self.every_k = every_k
+        self.accumulator = Accumulator(average=average)
+        self.name = f"MultiSteps({optimizer.name})"
+
+    @property
+    def average(self) -> bool:
+        return self.accumulator.average
+
+    @property
+    def micro_steps(self) -> int:
+        """Calls of `apply_gradients` since the last real update (0 .. every_k - 1)."""
+        return self.accumulator.count
+
+    @property
+    def iterations(self) -> int:
+        return self.optimizer.iterations
+
+    @property
+    def learning_rate(self) -> Any:
+        return self.optimizer.learning_rate
+
+    @property
+    def slot_names(self) -> tuple[str, ...]:
+        return tuple(self.optimizer.slot_names) + ("accumulated",)
+
+    def compute_gradients(self, loss: Callable[[], Tensor] | Tensor,
+                          var_list: Sequence[Variable] | None = None,
+                          tape: GradientTape | None = None) -> list[tuple[Tensor | None, Variable]]:
+        """The wrapped optimizer's `Optimizer.compute_gradients`."""
+        return self.optimizer.compute_gradients(loss, var_list, tape=tape)
+
+    def apply_gradients(self, grads_and_vars: Iterable[tuple[Any, Variable]]) -> bool:
+        """Accumulate; on every ``every_k``-th call apply and reset. Returns whether it applied."""
+        self.accumulator.add(grads_and_vars)
+        if self.accumulator.count < self.every_k:
+            return False
+        pairs = self.accumulator.grads_and_vars()
+        self.accumulator.reset()
+        self.optimizer.apply_gradients(pairs)
+        return True
+
+    def minimize(self, loss: Callable[[], Tensor] | Tensor, var_list: Sequence[Variable] | None = None,
+                 tape: GradientTape | None = None) -> Tensor:
+        """`compute_gradients` then `apply_gradients`; returns the loss value."""
+        value, pairs = self.optimizer._value_and_gradients(loss, var_list, tape)
+        self.apply_gradients(pairs)
+        return value
+
+    def get_slot_names(self) -> list[str]:
+        return list(self.slot_names)
+
+    def get_slot(self, var: Variable, name: str) -> Variable | Tensor | None:
+        if name == "accumulated":
+            total = self.accumulator._sums.get(var._uid)
+            return None if total is None else Tensor._make(total.copy(), var._device)
+        return self.optimizer.get_slot(var, name)
+
+    def slots(self, var: Variable) -> dict[str, Any]:
+        out: dict[str, Any] = dict(self.optimizer.slots(var))
+        accumulated = self.get_slot(var, "accumulated")
+        if accumulated is not None:
+            out["accumulated"] = accumulated
+        return out
+
+    def __repr__(self) -> str:
+        return (f"<MultiSteps every_k={self.every_k} average={self.average} micro_steps={self.micro_steps} "
+                f"optimizer={self.optimizer!r}>")

@@ -1,0 +1,282 @@
+"""The optimizer base class: ``compute_gradients`` → (transform) → ``apply_gradients``.
+
+``minimize`` is exactly those two calls. Between them the ``(gradient, variable)`` pairs are plain
+data: clip them, average them, send them elsewhere, then apply. Each optimizer only writes its
+update rule (`Optimizer._update`) on raw arrays; its state per variable lives in *slots*
+(Adam's ``m`` and ``v``), readable with `get_slot` / `slots`.
+
+>>> import engine as eg
+>>> x = eg.Variable(10.0, name="x")
+>>> opt = eg.optimizers.SGD(learning_rate=0.1)
+>>> pairs = opt.compute_gradients(lambda: 0.5 * (x - 1.0) ** 2)   # [(9.0, x)]
+>>> opt.apply_gradients(pairs)
+>>> float(x), opt.iterations
+(9.100000381469727, 1)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import backend
+from ..tape import GradientTape
+from ..tensor import Tensor, _default_array
+from ..variable import Variable
+
+__all__ = ["Optimizer", "as_gradient_array"]
+
+LearningRate = float | Callable[[int], Any]
+
+
+def _label(var: Variable) -> str:
+    return repr(var.name) if var.name is not None else f"(unnamed, shape {var.shape})"
+
+
+def as_gradient_array(g: Any, var: Variable, op: str) -> Any:
+    """The raw array of gradient ``g`` for ``var``, checked: same shape, dtype and device.
+
+    Tensors must match exactly. Python numbers and lists take the variable's dtype; NumPy arrays keep
+    theirs (as everywhere in the engine), so a float64 array for a float32 variable is an error.
+    """
+    if isinstance(g, Tensor):
+        if g._is_variable:
+            g = g.value()
+        if g._device is not var._device:
+            raise ValueError(
+                f"{op}: the gradient for variable {_label(var)} is on {g.device} but the variable is on "
+                f"{var.device}. Move it first: g.to('{var.device}')."
+            )
+        data = g._data
+    else:
+        array = np.asarray(g)
+        if array.dtype.kind in "OUSb":
+            raise TypeError(f"{op}: the gradient for variable {_label(var)} is not numeric: "
+                            f"{type(g).__name__}.")
+        data = array if isinstance(g, np.ndarray | np.generic) else _default_array(g).astype(var.dtype)
+        if isinstance(g, np.ndarray | np.generic) and data.dtype.kind in "iu" and var.dtype.kind == "f":
+            data = data.astype(var.dtype)
+        if var._device.kind == "gpu":
+            data = backend.transfer(data, var._device)
+    if tuple(data.shape) != var.shape:
+        raise ValueError(
+            f"{op}: the gradient for variable {_label(var)} has shape {tuple(data.shape)} but the variable "
+            f"has shape {var.shape}. Pair each gradient with its own variable (zip(grads, variables))."
+        )
+    if data.dtype != var.dtype:
+        raise ValueError(
+            f"{op}: the gradient for variable {_label(var)} has dtype {data.dtype} but the variable has "
+            f"dtype {var.dtype}. Convert it first: eg.cast(g, '{var.dtype}')."
+        )
+    return data
+
+
+def _pairs(grads_and_vars: Iterable[Any], op: str) -> list[tuple[Any, Variable]]:
+    """``grads_and_vars`` as a list of (gradient, Variable), each variable at most once."""
+    if isinstance(grads_and_vars, Tensor) or isinstance(grads_and_vars, dict):
+        raise TypeError(f"{op}: expected a list of (gradient, variable) pairs, got "
+                        f"{type(grads_and_vars).__name__}.")
+    pairs = []
+    seen: set[int] = set()
+    for item in grads_and_vars:
+        if not isinstance(item, list | tuple) or len(item) != 2:
+            raise TypeError(f"{op}: expected (gradient, variable) pairs, got {item!r:.80}. Build them with "
+                            "list(zip(gradients, variables)).")
+        g, v = item
+        if not isinstance(v, Variable):
+            raise TypeError(f"{op}: the second element of each pair must be an eg.Variable, got "
+                            f"{type(v).__name__}. Pairs are (gradient, variable), in that order.")
+        if v._uid in seen:
+            raise ValueError(f"{op}: variable {_label(v)} appears twice; add its gradients first.")
+        seen.add(v._uid)
+        pairs.append((g, v))
+    return pairs
+
+
+class Optimizer:
+    """Base class. Subclasses set ``slot_names`` and write `_initial_slots` and `_update`.
+
+    ``learning_rate`` is a number or a callable ``f(step) -> number``, called with the number of
+    updates applied so far (0 for the first), like a Keras schedule.
+    """
+
+    slot_names: tuple[str, ...] = ()
+
+    def __init__(self, learning_rate: LearningRate = 0.01, name: str | None = None):
+        if not callable(learning_rate):
+            learning_rate = _check_number(learning_rate, "learning_rate", type(self).__name__)
+        self.learning_rate = learning_rate
+        self.name = name or type(self).__name__
+        self._iterations = 0
+        self._slots: dict[int, dict[str, Variable]] = {}
+
+    # ---- state ----------------------------------------------------------------------------------
+    @property
+    def iterations(self) -> int:
+        """How many times `apply_gradients` has updated the variables."""
+        return self._iterations
+
+    def current_learning_rate(self, step: int | None = None) -> float:
+        """The learning rate used at ``step`` (default: the next update)."""
+        lr = self.learning_rate
+        if callable(lr):
+            lr = lr(self._iterations if step is None else step)
+        value = float(lr)
+        if not math.isfinite(value):
+            raise ValueError(f"{self.name}: the learning rate is {value}; it must be a finite number.")
+        return value
+
+    def get_slot_names(self) -> list[str]:
+        """The names of the per-variable state this optimizer keeps (e.g. ``['m', 'v']``)."""
+        return list(self.slot_names)
+
+    def get_slot(self, var: Variable, name: str) -> Variable | None:
+        """The slot ``name`` of ``var`` (a non-trainable Variable), or None before its first update."""
+        if name not in self.slot_names:
+            have = ", ".join(map(repr, self.slot_names)) or "none"
+            raise KeyError(f"{self.name} has no slot {name!r}; its slots are: {have}.")
+        return self._slots.get(var._uid, {}).get(name)
+
+    def slots(self, var: Variable) -> dict[str, Variable]:
+        """All slots of ``var`` by name (empty before its first update)."""
+        return dict(self._slots.get(var._uid, {}))
+
+    def variables(self) -> list[Variable]:
+        """Every slot variable this optimizer has made."""
+        return [s for slots in self._slots.values() for s in slots.values()]
+
+    # ---- the three steps --------------------------------------------------------------------------
+    def compute_gradients(self, loss: Callable[[], Tensor] | Tensor,
+                          var_list: Sequence[Variable] | None = None,
+                          tape: GradientTape | None = None) -> list[tuple[Tensor | None, Variable]]:
+        """``[(d loss / d var, var), ...]``.
+
+        ``loss`` is a zero-argument function returning the loss (it runs under a new tape), or a
+        loss tensor together with the ``tape`` that recorded it. ``var_list=None`` means every
+        trainable Variable the loss read. A variable the loss does not depend on gets ``None``.
+        """
+        return self._value_and_gradients(loss, var_list, tape)[1]
+
+    def apply_gradients(self, grads_and_vars: Iterable[tuple[Any, Variable]]) -> None:
+        """Update each variable with its gradient; ``None`` gradients are skipped.
+
+        Gradients must have their variable's shape, dtype and device (a clear ``ValueError``
+        otherwise). Increments `iterations` once.
+        """
+        op = f"{self.name}.apply_gradients"
+        checked = [(as_gradient_array(g, v, op), v) for g, v in _pairs(grads_and_vars, op) if g is not None]
+        if not checked:
+            raise ValueError(
+                f"{op}: no gradients provided for any variable (all were None). A None gradient means "
+                "the loss does not depend on that variable: check that the loss reads it."
+            )
+        lr = self.current_learning_rate()
+        step = self._iterations + 1
+        for g, var in checked:
+            slots = self._slots_of(var)
+            new_value, new_slots = self._update(var._device.xp, var._data, g,
+                                                {k: s._data for k, s in slots.items()}, lr, step)
+            var._data = new_value.astype(var.dtype, copy=False)
+            for k, value in new_slots.items():
+                slots[k]._data = value.astype(var.dtype, copy=False)
+        self._iterations = step
+
+    def minimize(self, loss: Callable[[], Tensor] | Tensor, var_list: Sequence[Variable] | None = None,
+                 tape: GradientTape | None = None) -> Tensor:
+        """`compute_gradients` then `apply_gradients`; returns the loss value (before the update)."""
+        value, pairs = self._value_and_gradients(loss, var_list, tape)
+        self.apply_gradients(pairs)
+        return value
+
+    # ---- for subclasses -------------------------------------------------------------------------
+    def _initial_slots(self, var: Variable) -> dict[str, Any]:
+        """Initial arrays of ``var``'s slots (default: zeros for each name in ``slot_names``)."""
+        xp = var._device.xp
+        return {name: xp.zeros_like(var._data) for name in self.slot_names}
+
+    def _update(self, xp: Any, w: Any, g: Any, slots: dict[str, Any], lr: float,
+                step: int) -> tuple[Any, dict[str, Any]]:
+        """One update on raw arrays: returns ``(new w, new slots)``; ``step`` counts from 1."""
+        raise NotImplementedError
+
+    # ---- internals ------------------------------------------------------------------------------
+    def _slots_of(self, var: Variable) -> dict[str, Variable]:
+        slots = self._slots.get(var._uid)
+        if slots is None:
+            base = var.name if var.name is not None else "variable"
+            slots = {name: _slot_variable(value, var, f"{base}/{self.name}/{name}")
+                     for name, value in self._initial_slots(var).items()}
+            self._slots[var._uid] = slots
+        return slots
+
+    def _value_and_gradients(self, loss: Any, var_list: Any, tape: GradientTape | None):
+        op = f"{self.name}.compute_gradients"
+        if var_list is not None:
+            var_list = list(var_list)
+            for v in var_list:
+                if not isinstance(v, Variable):
+                    raise TypeError(f"{op}: var_list must hold eg.Variables, got {type(v).__name__}.")
+        if isinstance(loss, Tensor):
+            if tape is None:
+                raise TypeError(
+                    f"{op}: the loss is a Tensor, so pass the GradientTape that recorded it "
+                    "(compute_gradients(loss, tape=tape)), or pass a zero-argument function: "
+                    "compute_gradients(lambda: loss_fn())."
+                )
+            value = loss
+        elif callable(loss):
+            if tape is not None:
+                raise ValueError(f"{op}: give either a loss function or a loss tensor with its tape, "
+                                 "not a function and a tape.")
+            with GradientTape() as tape:
+                if var_list is not None:
+                    tape.watch(var_list)
+                value = loss()
+            if not isinstance(value, Tensor):
+                raise TypeError(f"{op}: the loss function returned {type(value).__name__}, not a Tensor.")
+        else:
+            raise TypeError(f"{op}: loss must be a zero-argument function or a Tensor, got "
+                            f"{type(loss).__name__}.")
+        if var_list is None:
+            var_list = [v for v in tape.watched_variables() if v.trainable]
+        if not var_list:
+            raise ValueError(
+                f"{op}: no variables to optimize: the loss read no trainable eg.Variable. Make the "
+                "parameters Variables, or pass var_list."
+            )
+        grads = tape.gradient(value, var_list)
+        return value, list(zip(grads, var_list))
+
+    def _hyper(self) -> str:
+        lr = self.learning_rate
+        return f"learning_rate={getattr(lr, '__name__', lr) if callable(lr) else lr}"
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self._hyper()} iterations={self._iterations}>"
+
+
+def _slot_variable(value: Any, var: Variable, name: str) -> Variable:
+    slot = Variable(Tensor._make(value.astype(var.dtype, copy=False), var._device), name=name,
+                    trainable=False)
+    return slot
+
+
+def _check_number(value: Any, name: str, owner: str, low: float | None = None, high: float | None = None,
+                  high_inclusive: bool = False) -> float:
+    """A hyperparameter as a float, or a clear error."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+        if isinstance(value, Tensor) and value.size == 1:
+            value = value.item()
+        else:
+            raise TypeError(f"{owner}: {name} must be a number, got {type(value).__name__}.")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{owner}: {name} must be finite, got {value}.")
+    if low is not None and value < low:
+        raise ValueError(f"{owner}: {name} must be >= {low}, got {value}.")
+    if high is not None and (value > high or (value == high and not high_inclusive)):
+        raise ValueError(f"{owner}: {name} must be {'<=' if high_inclusive else '<'} {high}, got {value}.")
+    return value

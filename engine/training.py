@@ -1,0 +1,141 @@
+"""A small, readable training loop for classifiers: `train_step`, `evaluate` and `fit`.
+
+Nothing here is hidden machinery: `train_step` is the loop body a lesson writes by hand (forward
+under a tape, ``compute_gradients``, an optional transform such as clipping, ``apply_gradients``),
+and `fit` repeats it over shuffled mini-batches with a progress bar (``tqdm.auto``: a widget in
+Jupyter, text elsewhere).
+
+>>> import engine as eg
+>>> x_train, y_train, x_test, y_test = eg.data.load_digits(flatten=True)
+>>> model = eg.layers.Sequential([eg.layers.Dense(10, seed=0)])
+>>> history = fit(model, x_train, y_train, eg.optimizers.Adam(0.01), epochs=2, seed=0, progress=False)
+>>> sorted(history), len(history["loss"])
+(['accuracy', 'epoch_seconds', 'loss'], 2)
+>>> evaluate(model, x_test, y_test)["accuracy"] > 0.8
+True
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import ops as F
+from .data import batches
+from .nn import sparse_softmax_cross_entropy
+from .tape import GradientTape
+from .tensor import Tensor
+
+__all__ = ["train_step", "evaluate", "accuracy", "fit"]
+
+Pairs = list[tuple[Tensor | None, Any]]
+
+
+def accuracy(logits: Any, labels: Any) -> float:
+    """The fraction of rows whose largest logit is at the integer label."""
+    predicted = np.asarray(logits).argmax(axis=-1)
+    return float(np.mean(predicted == np.asarray(labels)))
+
+
+def train_step(model: Callable, optimizer: Any, x: Any, y: Any,
+               loss_fn: Callable = sparse_softmax_cross_entropy,
+               transform: Callable[[Pairs], Pairs] | None = None) -> tuple[Tensor, Tensor, Pairs]:
+    """One update on the batch ``(x, y)``; returns ``(mean loss, logits, grads_and_vars)``.
+
+    The body, spelled out::
+
+        with eg.GradientTape() as tape:
+            logits = model(x, training=True)
+            loss = eg.mean(loss_fn(y, logits))
+        grads_and_vars = optimizer.compute_gradients(loss, tape=tape)
+        grads_and_vars = transform(grads_and_vars)        # e.g. clipping; optional
+        optimizer.apply_gradients(grads_and_vars)
+    """
+    with GradientTape() as tape:
+        logits = model(x, training=True)
+        loss = F.mean(loss_fn(y, logits))
+    grads_and_vars = optimizer.compute_gradients(loss, tape=tape)
+    if transform is not None:
+        grads_and_vars = transform(grads_and_vars)
+    optimizer.apply_gradients(grads_and_vars)
+    return loss, logits, grads_and_vars
+
+
+def evaluate(model: Callable, x: Any, y: Any, batch_size: int = 512,
+             loss_fn: Callable = sparse_softmax_cross_entropy) -> dict[str, float]:
+    """Mean loss and accuracy over ``(x, y)`` with ``training=False`` (dropout off)."""
+    total_loss, correct, count = 0.0, 0.0, 0
+    for xb, yb in batches(x, y, batch_size, shuffle=False):
+        logits = model(xb, training=False)
+        n = len(yb)
+        total_loss += float(F.sum(loss_fn(yb, logits)))
+        correct += accuracy(logits, yb) * n
+        count += n
+    return {"loss": total_loss / max(count, 1), "accuracy": correct / max(count, 1)}
+
+
+def _progress_bar(total: int, enabled: bool) -> Any:
+    if not enabled:
+        return None
+    try:
+        from tqdm.auto import tqdm  # noqa: PLC0415  (heavy: only when a bar is wanted)
+    except ImportError:
+        warnings.warn("fit: install tqdm for a progress bar (pip install 'gradlab[data]').", stacklevel=3)
+        return None
+    return tqdm(total=total, unit="batch", leave=True)
+
+
+def fit(model: Callable, x: Any, y: Any, optimizer: Any, epochs: int = 1, batch_size: int = 64,
+        loss_fn: Callable = sparse_softmax_cross_entropy, validation_data: tuple[Any, Any] | None = None,
+        seed: int | None = None, transform: Callable[[Pairs], Pairs] | None = None,
+        on_step: Callable[..., Any] | None = None, progress: bool = True) -> dict[str, list[float]]:
+    """Train for ``epochs`` passes over shuffled mini-batches; returns the per-epoch history.
+
+    - ``seed``: the shuffling of epoch ``e`` uses ``seed + e`` (None: eg.random's global sequence).
+    - ``transform(grads_and_vars)``: applied between compute and apply (e.g. gradient clipping).
+    - ``on_step(step, loss=..., grads_and_vars=...)``: called after every update, e.g. a
+      ``gv.Recorder().record``.
+    - History keys: ``loss`` and ``accuracy`` (training, averaged over the epoch's batches as they
+      were seen), ``epoch_seconds``, and with ``validation_data`` also ``val_loss``, ``val_accuracy``.
+    """
+    n_batches = -(-len(x) // batch_size)
+    history: dict[str, list[float]] = {"loss": [], "accuracy": [], "epoch_seconds": []}
+    if validation_data is not None:
+        history.update(val_loss=[], val_accuracy=[])
+    bar = _progress_bar(epochs * n_batches, progress)
+    step = 0
+    try:
+        for epoch in range(epochs):
+            start = time.perf_counter()
+            losses, hits, count = 0.0, 0.0, 0
+            epoch_seed = None if seed is None else seed + epoch
+            for xb, yb in batches(x, y, batch_size, shuffle=True, seed=epoch_seed):
+                loss, logits, pairs = train_step(model, optimizer, xb, yb, loss_fn, transform)
+                n = len(yb)
+                losses += float(loss) * n
+                hits += accuracy(logits, yb) * n
+                count += n
+                step += 1
+                if on_step is not None:
+                    on_step(step, loss=loss, grads_and_vars=pairs)
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(epoch=epoch + 1, loss=f"{losses / count:.4f}")
+            history["epoch_seconds"].append(time.perf_counter() - start)
+            history["loss"].append(losses / max(count, 1))
+            history["accuracy"].append(hits / max(count, 1))
+            if validation_data is not None:
+                scores = evaluate(model, *validation_data, loss_fn=loss_fn)
+                history["val_loss"].append(scores["loss"])
+                history["val_accuracy"].append(scores["accuracy"])
+                if bar is not None:
+                    bar.set_postfix(epoch=epoch + 1, loss=f"{history['loss'][-1]:.4f}",
+                                    val_accuracy=f"{scores['accuracy']:.3f}")
+    finally:
+        if bar is not None:
+            bar.close()
+    return history
