@@ -16,7 +16,7 @@ import numpy as _np
 
 from . import config, data, layers, nest, nn, optimizers, random
 from .backend import device, gpu_available, list_devices, memory_info
-from .clip import clip_by_global_norm, clip_by_norm, clip_by_value, global_norm, norm
+from .clipping import clip_by_global_norm, clip_by_norm, clip_by_value, global_norm, norm
 from .functional import (
     grad,
     gradients_function,

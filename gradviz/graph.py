@@ -1,0 +1,333 @@
+"""``gv.graph``: the computation graph, with value, gradient, shape, dtype and device on each node.
+
+Hovering a node shows its full value (the SVG's tooltip); clicking one shows its details beside the
+graph. Graphs over ~150 nodes collapse into one node per layer / name scope; click a group to
+expand it, click an expanded scope's frame to collapse it again (or call ``expand`` / ``collapse``).
+
+>>> import engine as eg, gradviz as gv
+>>> x = eg.constant(2.0)
+>>> with eg.GradientTape(persistent=True) as tape:
+...     tape.watch(x)
+...     y = x * x
+>>> view = gv.graph(y, tape, names={"x": x, "y": y})
+>>> "grad 4.0" in view.to_svg()        # dy/dx at x = 2
+True
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from . import fmt
+from .dot import DEFAULT_SHOW, Drawing, to_dot
+from .model import COLLAPSE_THRESHOLD, GraphModel, Node, build_model
+from .render import render_svg
+from .svg import restyle, strip_prolog
+from .theme import palette
+from .widget_base import View, esc, info_table, svg_widget_class
+
+__all__ = ["graph", "GraphView", "node_info"]
+
+_prefixes = itertools.count(1)
+
+
+def graph(
+    target: Any,
+    tape: Any = None,
+    names: Mapping[str, Any] | None = None,
+    show: Iterable[str] = DEFAULT_SHOW,
+    collapse: bool | None = None,
+    theme: str = "auto",
+    rankdir: str | None = None,
+) -> GraphView:
+    """The computation graph of ``target`` as ``tape`` recorded it.
+
+    ``target``: a tensor (or a list of them); a tape alone draws everything it recorded.
+    ``tape``: the tape (or list of tapes) that recorded it; when omitted, a tape found in ``names``
+    or among the tapes gradviz has seen that recorded ``target`` is used.
+    ``names``: any name → tensor mapping, e.g. ``names=locals()``, to label nodes.
+    ``show``: fields on tensor nodes: "value", "grad", "shape", "dtype", "device".
+    ``collapse``: None collapses graphs over 150 nodes by layer / scope; True or False forces it.
+    ``theme``: "auto" (follow JupyterLab), "light" or "dark".
+    """
+    from engine import GradientTape  # noqa: PLC0415
+
+    if isinstance(target, GradientTape | list) and tape is None and _all_tapes(target):
+        target, tape = None, target
+    if tape is None:
+        tape = _find_tape(target, names)
+    return GraphView(
+        build_model(target, tape, names=names), show=show, collapse=collapse, theme=theme, rankdir=rankdir
+    )
+
+
+def _all_tapes(obj: Any) -> bool:
+    from engine import GradientTape  # noqa: PLC0415
+
+    items = obj if isinstance(obj, list) else [obj]
+    return bool(items) and all(isinstance(t, GradientTape) for t in items)
+
+
+def _find_tape(target: Any, names: Mapping[str, Any] | None) -> Any:
+    from engine import GradientTape, nest  # noqa: PLC0415
+
+    from . import tapeinfo  # noqa: PLC0415
+
+    wanted = {t.id for t in nest.flatten(target)}
+    candidates = [v for v in (names or {}).values() if isinstance(v, GradientTape)] + tapeinfo.known_tapes()
+    for t in candidates:
+        if any(r.output.id in wanted for r in t.records):
+            return t
+    raise ValueError(
+        "gv.graph: which tape recorded this tensor? Pass it: gv.graph(y, tape), or names=locals() "
+        "when the tape is a local variable. (A non-persistent tape forgets its records once "
+        "tape.gradient has been called: use eg.GradientTape(persistent=True) to draw it afterwards.)"
+    )
+
+
+class GraphView(View):
+    """What `graph` returns: a graph picture, live in JupyterLab, static elsewhere."""
+
+    def __init__(
+        self,
+        model: GraphModel,
+        show: Iterable[str] = DEFAULT_SHOW,
+        collapse: bool | None = None,
+        theme: str = "auto",
+        rankdir: str | None = None,
+    ):
+        self.full_model = model
+        self.show = tuple(show)
+        self.theme = theme
+        self.rankdir = rankdir
+        self.expanded: set[str] = set()
+        self.collapsible = bool(model.scopes) and (
+            collapse if collapse is not None else len(model) > COLLAPSE_THRESHOLD
+        )
+        self.selected: str | None = None  # a node id of `model`
+        self.highlight: dict[str, dict[str, str]] = {}  # node id → SVG shape attributes
+        self.edge_highlight: dict[tuple[str, str], dict[str, str]] = {}  # (src, dst) node ids → attributes
+        self.text_overrides: dict[str, dict[str, dict[str, str]]] = {}  # node id → {text → attributes}
+        self.prefix = f"gvg{next(_prefixes)}"
+        self._page_dark = False
+        self._cache: dict[Any, tuple[GraphModel, Drawing, str]] = {}
+
+    # ---- the current picture --------------------------------------------------------------------
+    @property
+    def palette(self) -> Any:
+        if self.theme == "auto" and self._page_dark:
+            return palette("dark")
+        return palette(self.theme)
+
+    @property
+    def model(self) -> GraphModel:
+        """The model as drawn now (collapsed groups, expanded scopes)."""
+        return self._layout()[0]
+
+    @property
+    def drawing(self) -> Drawing:
+        return self._layout()[1]
+
+    def _layout(self) -> tuple[GraphModel, Drawing, str]:
+        key = (frozenset(self.expanded), self.palette.name, self.show, self.rankdir, self.collapsible)
+        if key not in self._cache:
+            model = self.full_model.collapse(self.expanded) if self.collapsible else self.full_model
+            drawing = to_dot(
+                model, theme=self.palette, show=self.show, rankdir=self.rankdir, prefix=self.prefix
+            )
+            svg = render_svg(drawing.source)
+            if len(self._cache) > 8:
+                self._cache.clear()
+            self._cache[key] = (model, drawing, svg)
+        return self._cache[key]
+
+    def to_svg(self) -> str:
+        model, drawing, svg = self._layout()
+        shapes = {}
+        pal = self.palette
+        for nid, attrs in self.highlight.items():
+            sid = drawing.ids.get(model.group_of.get(nid, nid))
+            if sid:
+                shapes[sid] = attrs
+        for (src, dst), attrs in self.edge_highlight.items():
+            key = (model.group_of.get(src, src), model.group_of.get(dst, dst))
+            for sid in drawing.edge_ids.get(key, []):
+                shapes[sid] = attrs
+        if self.selected and self.selected in drawing.ids:
+            shapes.setdefault(drawing.ids[self.selected], {"stroke": pal.highlight, "stroke-width": "3"})
+        texts = drawing.text_styles
+        if self.text_overrides:
+            texts = dict(texts)
+            for nid, styles in self.text_overrides.items():
+                sid = drawing.ids.get(nid)
+                if sid:
+                    texts[sid] = {**texts.get(sid, {}), **styles}
+        return restyle(svg, shapes, texts)
+
+    def to_html(self) -> str:
+        pal = self.palette
+        legend = (
+            f'<div style="font-size:12px;color:{pal.muted};margin-top:4px">'
+            f'<span style="color:{pal.variable_border}">■</span> Variable &nbsp; '
+            f'<span style="color:{pal.watched_border}">■</span> watched tensor &nbsp; '
+            f'<span style="color:{pal.op_border}">●</span> op &nbsp; '
+            f'<span style="color:{pal.target_border}">■</span> target &nbsp; '
+            f'<span style="color:{pal.grad_pos}">grad</span> = d target / d node '
+            "(hover a node for its full value)</div>"
+        )
+        details = self.details
+        side = f'<div style="margin-top:6px">{details}</div>' if details else ""
+        return f'<div class="gradviz gradviz-graph">{strip_prolog(self.to_svg())}{legend}{side}</div>'
+
+    # ---- interaction ----------------------------------------------------------------------------
+    @property
+    def details(self) -> str:
+        """HTML details of the selected node ('' when none is selected)."""
+        if not self.selected or self.selected not in self.model.nodes:
+            return ""
+        return node_info(self.model.nodes[self.selected], self.model)
+
+    def select(self, node: Any) -> None:
+        """Select a node (by node id, SVG id, or tensor); a group node expands, a scope frame collapses."""
+        nid = self._resolve(node)
+        model = self.model
+        if nid is not None and nid.startswith("c:"):
+            self.collapse(nid[2:])
+            nid = None
+        elif nid is not None and model.nodes[nid].kind == "group":
+            self.expand(model.nodes[nid].scope)
+            nid = None
+        self.selected = nid
+        self._sync()
+
+    def expand(self, scope: str) -> None:
+        """Show the nodes of ``scope`` (a group) one by one, inside a frame."""
+        self.expanded.add(scope)
+        self._sync()
+
+    def collapse(self, scope: str | None = None) -> None:
+        """Fold ``scope`` back into one node (every scope when None)."""
+        if scope is None:
+            self.expanded.clear()
+        else:
+            self.expanded.discard(scope)
+        self._sync()
+
+    def _resolve(self, node: Any) -> str | None:
+        if node is None or node == "":
+            return None
+        if not isinstance(node, str):
+            return self.model.node_for(node).id
+        if node in self.model.nodes:
+            return node
+        for nid, sid in self.drawing.ids.items():
+            if sid == node:
+                return nid
+        raise KeyError(f"no node {node!r} in this graph.")
+
+    # ---- the live widget ------------------------------------------------------------------------
+    def _build_widget(self) -> Any:
+        cls = svg_widget_class()
+        w = cls(
+            svg=strip_prolog(self.to_svg()),
+            info=self._info(),
+            theme_mode=self.theme,
+            panel=self._panel_head(),
+        )
+        w.observe(self._on_select, names="selected")
+        w.observe(self._on_theme, names="page_dark")
+        return w
+
+    def _panel_head(self) -> str:
+        return (
+            '<div style="opacity:.75;font-size:12px">Click a node for details'
+            + ("; click a group to expand it, a frame to collapse it" if self.collapsible else "")
+            + ".</div>"
+        )
+
+    def _info(self) -> dict[str, str]:
+        model, drawing = self.model, self.drawing
+        out = {drawing.ids[n]: node_info(node, model) for n, node in model.nodes.items()}
+        for key, sid in drawing.ids.items():
+            if key.startswith("c:"):
+                out[sid] = f"<b>{esc(key[2:])}</b>: click again to collapse."
+        return out
+
+    def _on_select(self, change: dict) -> None:
+        try:
+            self.select(change["new"] or None)
+        except KeyError:
+            self.selected = None
+
+    def _on_theme(self, change: dict) -> None:
+        self._page_dark = bool(change["new"])
+        self._sync()
+
+    def _sync(self) -> None:
+        """Push the current state to the live widget (when there is one)."""
+        if self._widget is None:
+            return
+        w = self._widget
+        w.svg = strip_prolog(self.to_svg())
+        w.info = self._info()
+
+    def __repr__(self) -> str:
+        m = self.full_model
+        ops = sum(1 for n in m.nodes.values() if n.kind == "op")
+        return f"<gv.graph: {len(m)} nodes ({ops} ops), targets {[m.nodes[t].label for t in m.targets]}>"
+
+
+def node_info(n: Node, model: GraphModel) -> str:
+    """HTML details of one node: kind, shape, dtype, device, full value and gradient, where it comes from."""
+    if n.kind == "op":
+        r = n.record
+        ins = ", ".join(_tensor_ref(model, x) for x in r.inputs)
+        rows = [
+            ("op", esc(r.op)),
+            ("op id", str(r.op_id)),
+            ("inputs", ins),
+            ("output", _tensor_ref(model, r.output)),
+            ("recorded by", esc(", ".join(n.tapes)) or "—"),
+        ]
+        if r.params:
+            rows.append(("params", esc(", ".join(f"{k}={v!r}" for k, v in r.params.items()))))
+        return f"<div><b>{esc(r.op)}</b>{info_table(rows)}</div>"
+    if n.kind == "group":
+        kinds = [model.nodes.get(m) for m in n.members]
+        ops = sum(1 for k in kinds if k is not None and k.kind == "op")
+        return f"<div><b>{esc(n.label)}</b>: {len(n.members)} nodes, {ops} ops. Click it to expand.</div>"
+    kind = (
+        "Variable"
+        if n.variable
+        else "watched tensor"
+        if n.leaf and n.watched
+        else "constant (not watched: no gradient)"
+        if n.leaf
+        else "tensor"
+    )
+    rows = [
+        ("kind", esc(kind)),
+        ("id", f"#{n.uid}"),
+        ("shape", esc(fmt.shape_text(n.shape))),
+        ("dtype", esc(n.dtype)),
+        ("device", esc(n.device)),
+    ]
+    if n.scope:
+        rows.append(("scope", esc(n.scope)))
+    body = info_table(rows)
+    if n.value is not None:
+        body += f"<div>value</div><pre>{esc(fmt.full(n.value))}</pre>"
+    if n.dtype.startswith(("float", "complex")):
+        grad = esc(fmt.full(n.grad)) if n.grad is not None else "None"
+        body += f"<div>gradient (d target / d this)</div><pre>{grad}</pre>"
+    title = esc(n.name) if n.name else f"tensor #{n.uid}"
+    return f"<div><b>{title}</b>{body}</div>"
+
+
+def _tensor_ref(model: GraphModel, t: Any) -> str:
+    uid = model.alias.get(t.id, t.id)
+    node = model.nodes.get(f"t{uid}")
+    name = node.name if node is not None and node.name else None
+    return esc(f"{name} {tuple(t.shape)}" if name else f"#{uid} {tuple(t.shape)}")

