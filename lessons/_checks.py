@@ -1,0 +1,718 @@
+"""Self-checks for the lesson exercises: they answer "Right!" or "Not yet: <hint>", never the answer.
+
+In a lesson notebook (the kernel runs in ``lessons/``, so this module is importable)::
+
+    from _checks import checker
+    check = checker("02")
+    check("partials", (dx, dy))     # prints "Right! ..." or "Not yet: ... Hint: ..."
+
+For lesson authors: register each exercise in your lesson's section at the bottom of this file,
+under the lesson's two-digit number and a short exercise name that the notebook uses.
+
+* ``register("04", "slots", expected=2, hint="...")`` compares the learner's answer with a value:
+  numbers, arrays and tensors (with a tolerance), tuples/lists of them (part by part), ``None``,
+  dtypes, strings (case and surrounding spaces ignored) and sets of strings.
+* ``register("04", "step", judge=my_judge, hint="...")`` lets ``my_judge(answer)`` decide: it
+  returns ``None`` when the answer is right, else a short sentence saying what is wrong.
+
+Rules that keep the checks honest: a hint or a judge's sentence never contains the expected value
+(tests/test_lessons_exercises.py checks this for every exercise, with a right and a wrong answer),
+and an exception raised while checking is reported by its type only, so that no message that
+might quote the expected value reaches the learner.
+
+>>> register("99", "demo", expected=4.0, hint="Add two and two.")
+>>> check = checker("99")
+>>> check("demo", 4.0)
+Right!
+>>> check("demo", 5.0)
+Not yet: your answer is not right. Hint: Add two and two.
+>>> del EXERCISES[("99", "demo")]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Exercise", "EXERCISES", "register", "evaluate", "check", "checker", "close_to"]
+
+#: A judge returns None for a right answer, or a sentence saying what is wrong (never the answer).
+Judge = Callable[[Any], "str | None"]
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One registered exercise: which lesson, its name, how to judge it, and the hint."""
+
+    lesson: str
+    name: str
+    judge: Judge
+    hint: str
+    praise: str = ""
+
+
+#: Every registered exercise, by (lesson, name).
+EXERCISES: dict[tuple[str, str], Exercise] = {}
+
+_NOTHING = object()
+
+
+def register(lesson: str, name: str, *, hint: str, expected: Any = _NOTHING, judge: Judge | None = None,
+             praise: str = "", rtol: float = 1e-4, atol: float = 1e-6) -> None:
+    """Add an exercise: give either ``expected`` (a value to compare with) or ``judge``."""
+    if (expected is _NOTHING) == (judge is None):
+        raise ValueError(f"register({lesson!r}, {name!r}): give exactly one of expected= or judge=.")
+    key = (str(lesson), str(name))
+    if key in EXERCISES:
+        raise ValueError(f"Exercise {name!r} of lesson {lesson!r} is registered twice.")
+    if judge is None:
+        judge = close_to(expected, rtol=rtol, atol=atol)
+    EXERCISES[key] = Exercise(key[0], key[1], judge, hint.strip(), praise.strip())
+
+
+def evaluate(lesson: str, name: str, answer: Any) -> tuple[bool, str]:
+    """``(is_right, message)`` for an answer; `check` prints the message."""
+    exercise = EXERCISES.get((str(lesson), str(name)))
+    if exercise is None:
+        known = sorted(n for (les, n) in EXERCISES if les == str(lesson))
+        raise KeyError(f"Lesson {lesson!r} has no exercise {name!r}. Its exercises: {known}")
+    if _unanswered(answer):
+        return False, "Not yet: replace the `...` with your answer, then run the cell again."
+    try:
+        problem = exercise.judge(answer)
+    except Exception as exc:  # never show the message: it might quote the expected value
+        problem = (f"your answer could not be checked (checking it raised {type(exc).__name__}); "
+                   "is it the kind of value the exercise asks for?")
+    if problem is None:
+        return True, "Right!" + (f" {exercise.praise}" if exercise.praise else "")
+    return False, f"Not yet: {problem} Hint: {exercise.hint}"
+
+
+def _unanswered(answer: Any) -> bool:
+    """True for ``...`` itself, or a tuple/list that still holds one."""
+    if answer is Ellipsis:
+        return True
+    return isinstance(answer, (tuple, list)) and any(_unanswered(a) for a in answer)
+
+
+def check(lesson: str, name: str, answer: Any) -> None:
+    """Print "Right!" or "Not yet: <what is wrong>. Hint: <hint>" for an answer."""
+    print(evaluate(lesson, name, answer)[1])
+
+
+def checker(lesson: str) -> Callable[[str, Any], None]:
+    """``check(name, answer)`` for one lesson's exercises."""
+    lesson = str(lesson)
+
+    def check_exercise(name: str, answer: Any) -> None:
+        check(lesson, name, answer)
+
+    check_exercise.__doc__ = f"Check an answer to an exercise of lesson {lesson}: check(name, answer)."
+    return check_exercise
+
+
+# ---- the built-in value judge ---------------------------------------------------------------------
+
+def _to_array(value: Any) -> np.ndarray | None:
+    """A NumPy array of numbers for a number, array, tensor or nested list; None if it is not one."""
+    try:
+        array = np.asarray(value)
+    except Exception:
+        return None
+    if array.dtype.kind not in "biuf":
+        return None
+    return array
+
+
+def close_to(expected: Any, rtol: float = 1e-4, atol: float = 1e-6) -> Judge:
+    """A judge comparing an answer with ``expected`` (see the module docstring for the kinds)."""
+
+    def judge(answer: Any) -> str | None:
+        return _compare(answer, expected, rtol, atol)
+
+    return judge
+
+
+def _compare(answer: Any, expected: Any, rtol: float, atol: float, part: str = "") -> str | None:
+    who = f"{part} " if part else "your answer "
+    if expected is None:
+        return None if answer is None else f"{who}is not right."
+    if answer is None:
+        return f"{who}is None."
+    if isinstance(expected, (set, frozenset)):
+        if not isinstance(answer, (set, frozenset, list, tuple)):
+            return f"{who}should be a collection (a list or a set)."
+        given = {str(a).strip().lower() for a in answer}
+        wanted = {str(e).strip().lower() for e in expected}
+        if given == wanted:
+            return None
+        if given < wanted:
+            return f"{who}misses something."
+        return f"{who}contains something that does not belong."
+    if isinstance(expected, str):
+        if not isinstance(answer, str):
+            return f"{who}should be a string."
+        return None if answer.strip().lower() == expected.strip().lower() else f"{who}is not right."
+    if isinstance(expected, np.dtype):
+        try:
+            same = np.dtype(answer) == expected
+        except TypeError:
+            return f"{who}is not a dtype."
+        return None if same else f"{who}is not the right dtype."
+    if isinstance(expected, (tuple, list)):
+        if not isinstance(answer, (tuple, list)):
+            return f"{who}should be a tuple or a list, with one part per question."
+        if len(answer) != len(expected):
+            return f"{who}has {len(answer)} parts, which is not the number of parts the exercise asks for."
+        for i, (a, e) in enumerate(zip(answer, expected)):
+            problem = _compare(a, e, rtol, atol, part=f"part {i + 1} of your answer")
+            if problem is not None:
+                return problem
+        return None
+    return _compare_numbers(answer, expected, rtol, atol, who)
+
+
+def _compare_numbers(answer: Any, expected: Any, rtol: float, atol: float, where: str) -> str | None:
+    want = np.asarray(expected)
+    got = _to_array(answer)
+    if got is None:
+        return f"{where}is not a number, an array or a tensor of numbers."
+    if got.shape != want.shape and not (got.size == want.size == 1):
+        return f"{where}has shape {got.shape}, which is not the shape the exercise asks for."
+    got = got.reshape(want.shape).astype(np.float64)
+    want = want.astype(np.float64)
+    if not np.all(np.isfinite(got)):
+        return f"{where}contains NaN or inf."
+    if np.allclose(got, want, rtol=rtol, atol=atol):
+        return None
+    return f"{where}is not right." if got.size == 1 else f"{where}has entries that are not right."
+
+
+# ===================================================================================================
+# Lesson 01: tensors and devices
+# ===================================================================================================
+
+def _judge_float32_product(answer: Any) -> str | None:
+    import engine as eg  # noqa: PLC0415  (the lessons import the engine anyway)
+
+    if not isinstance(answer, eg.Tensor):
+        return "the answer should be an engine tensor (the product of the two tensors)."
+    if answer.dtype != np.float32:
+        return f"its dtype is {answer.dtype}, and the exercise asks for float32."
+    want = np.linspace(0.0, 1.0, 5) * np.arange(1.0, 6.0)
+    return _compare_numbers(answer, want, 1e-6, 1e-6, "the product ")
+
+
+def _judge_landing_device(answer: Any) -> str | None:
+    import engine as eg  # noqa: PLC0415
+
+    if not isinstance(answer, str):
+        return "the answer should be a device name, a string such as the `.device` of a tensor."
+    wanted = "gpu:0" if eg.gpu_available() else "cpu:0"
+    text = answer.strip().lower()
+    if text in ("cpu", "gpu", "/cpu:0", "/gpu:0"):
+        return "write the device name the way `.device` does: a kind, a colon and an index."
+    return None if text == wanted else "that is not where the tensor ends up on this machine."
+
+
+register("01", "floor_mod", expected=(-4, 3),
+         hint="Floor division rounds down, towards minus infinity, not towards zero. The remainder "
+              "then makes a == b * q + r true, and it takes the sign of the divisor b.",
+         praise="Python, NumPy and TensorFlow's floordiv/floormod all round this way.")
+register("01", "float32_product", judge=_judge_float32_product,
+         hint="NumPy arrays keep their dtype (float64). Make the tensor float32 when you create it "
+              "(eg.constant(array, dtype='float32')) or convert it with eg.cast(t, 'float32').")
+register("01", "landing_device", judge=_judge_landing_device,
+         hint="Create a tensor inside the exercise's `with eg.device(...)` block and print its "
+              "`.device`. Without a GPU, soft placement decides where it goes.",
+         praise="You can always ask a tensor where it lives.")
+
+
+# ===================================================================================================
+# Lesson 02: gradients of functions
+# ===================================================================================================
+
+def _judge_sgd_step(answer: Any) -> str | None:
+    import engine as eg  # noqa: PLC0415
+
+    if not callable(answer):
+        return "the answer should be your function itself: check('sgd_step', sgd_step), no parentheses."
+    v1 = eg.Variable([1.0, -2.0], name="v1")
+    v2 = eg.Variable(3.0, name="v2")
+    v3 = eg.Variable([0.25], name="v3")
+    g1, g2 = eg.constant([0.5, -1.0]), eg.constant(2.0)
+    before = [v.numpy() for v in (v1, v2, v3)]
+    lr = 0.1
+    try:
+        answer([(g1, v1), (g2, v2), (None, v3)], lr)
+    except Exception as exc:
+        return (f"calling sgd_step(pairs, 0.1) raised {type(exc).__name__}: {exc}. Does it skip "
+                "a pair whose gradient is None?")
+    after = [v.numpy() for v in (v1, v2, v3)]
+    grads = [g1.numpy(), g2.numpy(), np.zeros(1, np.float32)]
+    if not np.array_equal(after[2], before[2]):
+        return "a variable whose gradient is None changed; it should be left alone."
+    if all(np.array_equal(a, b) for a, b in zip(after, before)):
+        return ("the variables did not change. Update each one in place with v.assign_sub(...): "
+                "assigning to a name inside the function does not change the Variable.")
+    if all(np.allclose(a, b + lr * g) for a, b, g in zip(after, before, grads)):
+        return "the variables moved uphill: a descent step subtracts the scaled gradient."
+    if all(np.allclose(a, b - g) for a, b, g in zip(after, before, grads)):
+        return "the step ignores the learning rate."
+    if all(np.allclose(a, b - lr * g, rtol=1e-6, atol=1e-7) for a, b, g in zip(after, before, grads)):
+        return None
+    return "the variables changed, but not by the learning rate times their gradient."
+
+
+def _judge_sse(answer: Any) -> str | None:
+    import engine as eg  # noqa: PLC0415
+
+    if not callable(answer):
+        return "the answer should be your function itself: check('fix_broadcast', sse), no parentheses."
+    rng = np.random.default_rng(7)
+    pred = eg.constant(rng.normal(size=(4, 1)).astype(np.float32))
+    target = eg.constant(rng.normal(size=(4,)).astype(np.float32))
+    try:
+        out = answer(pred, target)
+    except Exception as exc:
+        return f"calling your function on shapes (4, 1) and (4,) raised {type(exc).__name__}: {exc}."
+    if not isinstance(out, eg.Tensor):
+        return "return an engine Tensor built with engine ops, so that it can be differentiated."
+    if out.size != 1:
+        return f"it returns shape {out.shape}; a loss is a single number (shape ())."
+    p, t = pred.numpy().astype(np.float64), target.numpy().astype(np.float64)
+    got = float(out.item())
+    if np.isclose(got, np.sum((p - t) ** 2), rtol=1e-5):
+        return "it still sums the whole table that broadcasting builds: line the shapes up first."
+    if np.isclose(got, np.mean((p[:, 0] - t) ** 2), rtol=1e-5):
+        return "that is the mean; the exercise asks for the sum of squared errors."
+    if np.isclose(got, np.sum((p[:, 0] - t) ** 2), rtol=1e-5):
+        return None
+    return "the value is not the sum of squared errors of the matching pairs."
+
+
+register("02", "partials", expected=(6.0, -3.0),
+         hint="Write h as a Python function of two arguments and pass it to eg.gradients_function; "
+              "call the result with the two numbers, in the same order as the arguments.")
+register("02", "sgd_step", judge=_judge_sgd_step,
+         hint="Loop over the (gradient, variable) pairs; skip a pair whose gradient is None; "
+              "otherwise call variable.assign_sub(learning_rate * gradient).")
+register("02", "fix_broadcast", judge=_judge_sse,
+         hint="Make both shapes equal before subtracting: eg.reshape(target, (-1, 1)) or "
+              "eg.squeeze(pred, axis=1). Then square and take eg.sum.",
+         praise="Checking shapes before a reduction catches a whole family of silent bugs.")
+
+
+# ===================================================================================================
+# Lesson 03: GradientTape
+# ===================================================================================================
+
+register("03", "third_derivative", expected=0.5,
+         hint="Nest three tapes. Take the first derivative inside the two outer blocks and the "
+              "second inside the outermost block, so that each outer tape records the derivative "
+              "of the tape inside it; take the third after all blocks.")
+register("03", "watch_constant", expected=29.0,
+         hint="A constant is not watched automatically: call tape.watch(x) inside the block, before "
+              "the ops that use x.")
+register("03", "jacobian", expected=np.array([[3.0, 2.0], [1.0, 1.0], [0.0, 6.0]]),
+         hint="Build y with eg.stack from its three entries inside the tape, then call "
+              "tape.jacobian(y, x): row i holds the derivatives of y[i] by x[0] and x[1].")
+
+
+# ===================================================================================================
+# Lesson 04: inside the optimizer
+# ===================================================================================================
+
+def _judge_scale_pairs(answer: Any) -> str | None:
+    import engine as eg  # noqa: PLC0415
+
+    if not callable(answer):
+        return "the answer should be your function itself: check('scale_pairs', scale_pairs), no parentheses."
+    a = eg.Variable([1.0, -2.0], name="a")
+    b = eg.Variable(3.0, name="b")
+    c = eg.Variable([0.5], name="c")
+    ga, gb = eg.constant([0.5, 4.0]), eg.constant(-2.0)
+    pairs = [(ga, a), (None, c), (gb, b)]
+    given = list(pairs)
+    before = [v.numpy().copy() for v in (a, b, c)]
+    try:
+        out = answer(pairs, 3.0)
+    except Exception as exc:
+        return (f"calling scale_pairs(pairs, 3.0) raised {type(exc).__name__}: {exc}. Does it let a "
+                "None gradient through?")
+    if any(not np.array_equal(v.numpy(), w) for v, w in zip((a, b, c), before)):
+        return ("a Variable changed: the function should only build new pairs; applying them is "
+                "apply_gradients' job.")
+    if out is None:
+        return "it returns None; return the new list of pairs."
+    if not isinstance(out, (list, tuple)):
+        return f"it returns a {type(out).__name__}; return a list of (gradient, variable) pairs."
+    out = list(out)
+    if len(pairs) != len(given) or any(now is not then for now, then in zip(pairs, given)):
+        return "it changed the list it was given; build a new list instead."
+    if len(out) != len(given):
+        return (f"it returns {len(out)} pairs for {len(given)} pairs given; keep one pair per variable, "
+                "the ones with a None gradient included.")
+    for item in out:
+        if not isinstance(item, (list, tuple)) or len(item) != 2:
+            return "each element of the result should be a (gradient, variable) pair."
+    if any(new[1] is not old[1] for new, old in zip(out, given)):
+        return "the second element of each pair should be the same Variable object, in the same order."
+    if out[1][0] is not None:
+        return "a None gradient should stay None (there is nothing to scale)."
+    for (g_new, _), (g_old, _) in zip(out, given):
+        if g_old is None:
+            continue
+        got = _to_array(g_new)
+        if got is None or got.shape != tuple(g_old.shape):
+            return "each new gradient should be a tensor with its variable's shape."
+        want = g_old.numpy().astype(np.float64)
+        if np.allclose(got, want):
+            return "the gradients are unchanged: multiply each one by the factor."
+        if not np.allclose(got, 3.0 * want, rtol=1e-6, atol=1e-7):
+            return "the gradients are changed, but not multiplied by the factor."
+    return None
+
+
+register("04", "decay_half", expected=2.125,
+         hint="Each step keeps the fraction (1 - decay) of the distance to b, so after n steps "
+              "x = b + (x0 - b) * (1 - decay)**n. descent_trace(decay, steps) lets you check the table.")
+register("04", "scale_pairs", judge=_judge_scale_pairs,
+         hint="Loop over the pairs (a list comprehension works), keep each variable as it is, and "
+              "multiply only the gradients that are not None.",
+         praise="This is the shape of every gradient transform: clipping, averaging, noise.")
+register("04", "adam_slots", expected=(0.58, 0.019996),
+         hint="Start from m = v = 0 and apply m <- beta1*m + (1 - beta1)*g and "
+              "v <- beta2*v + (1 - beta2)*g**2 once per gradient. The slots hold these raw running "
+              "means, before the bias correction.")
+
+
+# ===================================================================================================
+# Lesson 05: clipping
+# ===================================================================================================
+
+class _UsedClipByNorm(Exception):
+    """Raised by the stand-in for eg.clip_by_norm while a learner's clip_rows runs."""
+
+
+def _judge_clip_rows(answer: Any) -> str | None:
+    import engine as eg  # noqa: PLC0415
+
+    if not callable(answer):
+        return "the answer should be your function itself: check('clip_rows', clip_rows), no parentheses."
+    t = eg.constant([[3.0, 4.0, 0.0], [0.3, -0.4, 0.0], [0.0, 0.0, 0.0], [-6.0, 0.0, 8.0]])
+    c = 2.0
+    rows = t.numpy().astype(np.float64)
+    norms = np.sqrt(np.sum(rows**2, axis=1, keepdims=True))
+    want = rows * c / np.maximum(norms, c)
+    whole = rows * c / max(float(np.sqrt(np.sum(rows**2))), c)
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise _UsedClipByNorm
+
+    real = eg.clip_by_norm
+    eg.clip_by_norm = refuse
+    try:
+        with np.errstate(all="ignore"):  # a NaN from a zero row is reported below, not warned about
+            out = answer(t, c)
+    except _UsedClipByNorm:
+        return "it calls eg.clip_by_norm; build the clip from sqrt, sum and maximum instead."
+    except Exception as exc:
+        return f"calling clip_rows(t, 2.0) on a 4x3 matrix raised {type(exc).__name__}: {exc}."
+    finally:
+        eg.clip_by_norm = real
+    if not isinstance(out, eg.Tensor):
+        return "return an engine tensor computed with engine operations (so it stays differentiable)."
+    got = out.numpy().astype(np.float64)
+    if got.shape != rows.shape:
+        return f"it returns shape {got.shape}; the clipped matrix keeps the shape of t, {rows.shape}."
+    if not np.all(np.isfinite(got)):
+        return "it contains NaN or inf: an all-zero row must stay zero (never divide by a zero norm)."
+    if np.allclose(got, rows):
+        return "nothing was clipped: rows longer than c should be scaled down to length c."
+    if np.allclose(got, whole, rtol=1e-5, atol=1e-6):
+        return ("it clips the whole matrix by one norm; take one norm per row (sum over axis 1, "
+                "keepdims=True).")
+    short = (norms <= c).ravel()
+    if not np.allclose(got[short], rows[short], rtol=1e-5, atol=1e-6):
+        return "rows whose length is at most c should stay exactly as they are."
+    if not np.allclose(got, want, rtol=1e-5, atol=1e-6):
+        return "the long rows are changed, but they should end with length exactly c, pointing the same way."
+    return None
+
+
+register("05", "clip_rows", judge=_judge_clip_rows,
+         hint="Compute each row's length with sqrt(sum(t * t, axis=1, keepdims=True)); then scale t by "
+              "c divided by the larger of that length and c (eg.maximum).",
+         praise="That is exactly the formula behind clip_by_norm.")
+register("05", "global_clip", expected=(13.0, 0.5),
+         hint="The global norm is the length of all entries of all gradients together: the square root "
+              "of the sum of all their squares. When it exceeds clip_norm, every gradient is multiplied "
+              "by clip_norm divided by it.")
+register("05", "keeps_direction", expected={"global norm"},
+         hint="A direction survives when every entry of every gradient is multiplied by one and the same "
+              "positive number. Which methods use a single factor for everything, whatever the gradients?")
+
+
+# ===================================================================================================
+# Lesson 06: gradients outside the step
+# ===================================================================================================
+
+def _judge_combine(answer: Any) -> str | None:
+    if not callable(answer):
+        return "the answer should be your function itself: check('combine', combine), no parentheses."
+    rng = np.random.default_rng(3)
+    g1, g2 = rng.normal(size=(2, 3)), rng.normal(size=(2, 3))
+    try:
+        out = answer([g1, g2], [24, 8])
+    except Exception as exc:
+        return f"calling combine([g1, g2], [24, 8]) raised {type(exc).__name__}: {exc}."
+    got = _to_array(out)
+    if got is None:
+        return "return a NumPy array (the combined gradient)."
+    if got.shape != g1.shape:
+        return f"it returns shape {got.shape}; the combined gradient has the shape of each gradient."
+    want = (24 * g1 + 8 * g2) / 32
+    if np.allclose(got, (g1 + g2) / 2):
+        return "that is the plain mean: with unequal micro-batches each gradient needs a weight."
+    if np.allclose(got, 24 * g1 + 8 * g2):
+        return "that is a weighted sum; divide it by the total number of examples."
+    if np.allclose(got, (8 * g1 + 24 * g2) / 32):
+        return "the weights are swapped: weight each gradient by the size of its own micro-batch."
+    if not np.allclose(got, want):
+        return "the result is not the full-batch gradient of the two micro-batches."
+    gs = [rng.normal(size=(4,)) for _ in range(3)]
+    sizes = [5, 10, 17]
+    try:
+        got3 = _to_array(answer(gs, sizes))
+    except Exception as exc:
+        return f"it works for two micro-batches, but with three it raised {type(exc).__name__}: {exc}."
+    want3 = sum(n * g for n, g in zip(sizes, gs)) / sum(sizes)
+    if got3 is None or got3.shape != want3.shape or not np.allclose(got3, want3):
+        return "it works for two micro-batches but not for three of sizes 5, 10 and 17."
+    return None
+
+
+def _judge_server_step(answer: Any) -> str | None:
+    import engine as eg  # noqa: PLC0415
+
+    if not callable(answer):
+        return "the answer should be your function itself: check('server_step', server_step), no parentheses."
+    a = eg.Variable(np.array([1.0, 2.0]), name="a")
+    b = eg.Variable(np.array([[3.0]]), name="b")
+    opt = eg.optimizers.SGD(learning_rate=0.5)
+    worker_gradients = [[np.array([1.0, 0.0]), np.array([[2.0]])],
+                        [np.array([3.0, -2.0]), np.array([[0.0]])],
+                        [np.array([2.0, 2.0]), np.array([[4.0]])]]
+    try:
+        answer(opt, [a, b], worker_gradients)
+    except Exception as exc:
+        return (f"calling server_step(optimizer, [a, b], gradients of 3 workers) raised "
+                f"{type(exc).__name__}: {exc}.")
+    if opt.iterations == 0:
+        return "the variables were not updated: end with one call of optimizer.apply_gradients."
+    if opt.iterations == len(worker_gradients):
+        return "it applied once per worker; average over the workers first, then apply once."
+    if opt.iterations != 1:
+        return f"optimizer.apply_gradients ran {opt.iterations} times; it should run exactly once."
+    got_a, got_b = a.numpy(), b.numpy()
+    summed = (np.array([1.0 - 0.5 * 6.0, 2.0 - 0.5 * 0.0]), np.array([[3.0 - 0.5 * 6.0]]))
+    if np.allclose(got_a, summed[0]) and np.allclose(got_b, summed[1]):
+        return "the workers' gradients were added, not averaged."
+    mean_a = np.mean([w[0] for w in worker_gradients], axis=0)
+    mean_b = np.mean([w[1] for w in worker_gradients], axis=0)
+    if np.allclose(got_a, 1.0 * np.array([1.0, 2.0]) - 0.5 * mean_a) and \
+            np.allclose(got_b, np.array([[3.0]]) - 0.5 * mean_b):
+        return None
+    return "the variables changed, but not by the workers' averaged gradients."
+
+
+register("06", "combine", judge=_judge_combine,
+         hint="The full-batch loss is a mean over all examples, so a micro-batch of n examples counts n "
+              "times: weight each gradient by its size, add, and divide by the total size.",
+         praise="Weighting by size keeps accumulation exact for any split.")
+register("06", "server_step", judge=_judge_server_step,
+         hint="zip(*worker_gradients) groups the arrays per Variable; np.mean(..., axis=0) averages "
+              "each group; zip the means with the variables and call apply_gradients once.")
+register("06", "sum_lr", expected=0.025,
+         hint="Adding k gradients gives k times their mean. The learning rate has to undo that factor.")
+
+
+# ===================================================================================================
+# Lesson 07: training a CNN
+# ===================================================================================================
+
+def _judge_flatten_size(answer: Any) -> str | None:
+    if isinstance(answer, bool) or not isinstance(answer, (int, np.integer)):
+        if isinstance(answer, (float, np.floating)) and float(answer).is_integer():
+            answer = int(answer)
+        else:
+            return "the answer should be a whole number (an int): how many numbers per image."
+    side = 28
+    for _ in range(2):
+        side = -(-side // 2)  # SAME pooling with stride 2 rounds up
+    if answer == side * side * 64:
+        return None
+    if answer == 2 * 2 * 64:
+        return "that is the flatten size for the 8×8 digits of this lesson; redo it for 28×28 images."
+    if answer == side * side * 32:
+        return "the channels are those of the first convolution; after the second block there are more."
+    if answer == 14 * 14 * 64:
+        return "that size has only been halved once; the network pools twice."
+    if answer in (side * side, 28 * 28 * 64, 28 * 28):
+        return "count height, width and channels after both pooling steps."
+    return "that is not the number of values per image after the second pooling."
+
+
+def _judge_cross_entropy(answer: Any) -> str | None:
+    import engine as eg  # noqa: PLC0415
+
+    if not callable(answer):
+        return "the answer should be your function itself: check('cross_entropy', cross_entropy)."
+    cases = [
+        (np.eye(4, dtype=np.float32)[[2, 0, 3]],
+         np.array([[0.5, -1.0, 2.0, 0.0], [1.5, 0.2, -0.3, 0.7], [-2.0, 0.0, 1.0, 3.0]], np.float32)),
+        (np.eye(3, dtype=np.float32)[[1, 0]],
+         np.array([[250.0, 0.0, -80.0], [-300.0, 400.0, 10.0]], np.float32)),
+    ]
+    fused = (eg.nn.softmax_cross_entropy, eg.nn.sparse_softmax_cross_entropy)
+    used_fused = []
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        used_fused.append(True)
+        return fused[0](*args, **kwargs)
+
+    for k, (labels, logits) in enumerate(cases):
+        y, z = eg.constant(labels), eg.constant(logits)
+        eg.nn.softmax_cross_entropy = eg.nn.sparse_softmax_cross_entropy = spy
+        try:
+            with eg.GradientTape() as tape:
+                tape.watch(z)
+                out = answer(y, z)
+                total = eg.sum(out) if isinstance(out, eg.Tensor) else None
+            grad = tape.gradient(total, z) if total is not None else None
+        except Exception as exc:
+            return f"calling cross_entropy(labels, logits) raised {type(exc).__name__}: {exc}."
+        finally:
+            eg.nn.softmax_cross_entropy, eg.nn.sparse_softmax_cross_entropy = fused
+        if used_fused:
+            return "it calls the engine's fused loss; the exercise asks you to build it yourself."
+        if not isinstance(out, eg.Tensor):
+            return "return an engine Tensor built with engine ops, so that it can be differentiated."
+        if out.shape != (len(labels),):
+            return (f"it returns shape {out.shape}; the exercise asks for one loss per example, "
+                    f"shape (batch,), not their sum or mean.")
+        z64, y64 = logits.astype(np.float64), labels.astype(np.float64)
+        top = z64.max(axis=1, keepdims=True)
+        log_p = z64 - (top + np.log(np.exp(z64 - top).sum(axis=1, keepdims=True)))
+        want = -(y64 * log_p).sum(axis=1)
+        got = out.numpy().astype(np.float64)
+        if not np.all(np.isfinite(got)) or grad is None or not np.all(np.isfinite(grad.numpy())):
+            if k == 0:
+                return "it gives NaN or inf even for small logits."
+            return ("it is not finite for large logits (or its gradient is not): it probably takes the "
+                    "log of a softmax.")
+        if np.allclose(-got, want, rtol=1e-4, atol=1e-4):
+            return "the losses have the wrong sign: a cross-entropy is never negative."
+        if not np.allclose(got, want, rtol=1e-4, atol=1e-4):
+            return "the values are not the cross-entropy of these logits and labels."
+        want_grad = np.exp(log_p) - y64
+        if not np.allclose(grad.numpy(), want_grad, rtol=1e-3, atol=1e-4):
+            return "the values are right but the gradient is not: is part of it cut off (stop_gradient)?"
+    return None
+
+
+def _judge_accuracy(answer: Any) -> str | None:
+    import engine as eg  # noqa: PLC0415
+
+    if not callable(answer):
+        return "the answer should be your function itself: check('accuracy', my_accuracy)."
+    rng = np.random.default_rng(70)
+    for n, classes, hits in ((8, 5, 5), (12, 10, 3)):
+        logits = rng.normal(size=(n, classes)).astype(np.float32)
+        predicted = logits.argmax(axis=1)
+        labels = predicted.copy()
+        misses = rng.choice(n, n - hits, replace=False)
+        labels[misses] = (predicted[misses] + 1 + rng.integers(0, classes - 1, len(misses))) % classes
+        labels = labels.astype(np.int32)
+        try:
+            got = answer(eg.constant(logits), labels)
+        except Exception as exc:
+            return f"calling my_accuracy(logits, labels) raised {type(exc).__name__}: {exc}."
+        array = np.asarray(got.numpy() if isinstance(got, eg.Tensor) else got)
+        if array.dtype.kind not in "biuf" or array.size != 1:
+            return "it should return one number, the fraction of right predictions."
+        value = float(array.reshape(()))
+        want = hits / n
+        if np.isclose(value, 100 * want):
+            return "that looks like a percentage; return a fraction between 0 and 1."
+        if np.isclose(value, 1 - want):
+            return "it counts the wrong predictions instead of the right ones."
+        if np.isclose(value, hits):
+            return "it counts the right predictions; divide by the number of examples."
+        if not np.isclose(value, want, rtol=1e-6, atol=1e-6):
+            return ("the fraction is not right: compare the arg-max over the class axis (axis=1) with "
+                    "the labels.")
+    return None
+
+
+register("07", "flatten_size", judge=_judge_flatten_size,
+         hint="The convolutions keep height and width (SAME padding); each 2×2 pooling with stride 2 "
+              "halves them, rounding up. Multiply the final height, width and number of channels.")
+register("07", "cross_entropy", judge=_judge_cross_entropy,
+         hint="log p = eg.log_softmax(logits, axis=-1) never takes the log of a rounded-off zero. The loss "
+              "per example is minus the sum over the class axis of labels * log p.",
+         praise="That is the stable formula TensorFlow's softmax_cross_entropy_with_logits uses.")
+register("07", "accuracy", judge=_judge_accuracy,
+         hint="np.argmax(logits.numpy(), axis=1) gives the predicted class of each example; compare it "
+              "with the labels and take the mean of the comparison.")
+
+
+# ===================================================================================================
+# Lesson 08: on the GPU
+# ===================================================================================================
+
+def _judge_activation_bytes(answer: Any) -> str | None:
+    if isinstance(answer, bool) or not isinstance(answer, (int, float, np.integer, np.floating)):
+        return "the answer should be a number of bytes (an int)."
+    values = 50 * 8 * 8 * 32
+    if answer == values * 4:
+        return None
+    if answer == values:
+        return "that counts the numbers, not the bytes they take."
+    if answer == values * 8:
+        return "that is the size in float64; the activations are float32."
+    if answer == 8 * 8 * 32 * 4:
+        return "that is one image; the batch holds 50."
+    if answer == 50 * 8 * 8 * 4 or answer == 50 * 4 * 4 * 32 * 4:
+        return "check the shape of the first convolution's output: channels, and no pooling yet."
+    return "that is not the size of that tensor in bytes."
+
+
+def _judge_pool_drop(answer: Any) -> str | None:
+    if not isinstance(answer, str):
+        return "the answer should be a string: the name of one of the two numbers."
+    text = answer.strip().strip("'\"").lower()
+    if text in ("used_bytes", "used"):
+        return None
+    if text in ("held_bytes", "held"):
+        return "that number stays where it was: think about what a pool does with a freed block."
+    if text in ("both", "neither", "none"):
+        return "exactly one of the two numbers falls."
+    return "answer with the name of one of the two numbers that eg.memory_info reports."
+
+
+register("08", "activation_bytes", judge=_judge_activation_bytes,
+         hint="Write down the shape of the first Conv2D's output for a batch of 50 (SAME padding keeps "
+              "8×8; one channel per filter), multiply the sizes, then multiply by the bytes per float32.")
+register("08", "pool_drop", judge=_judge_pool_drop,
+         hint="A memory pool keeps freed blocks for the next allocation instead of returning them to "
+              "the driver. Which number counts memory in use by tensors, and which the pool's total?")
+register("08", "bit_identical", expected={"a", "b", "c"},
+         hint="For each item ask: is it drawn by a random generator on the host (NumPy) and then copied "
+              "to the device, or is it the result of the device's own arithmetic, where the order in "
+              "which numbers are added differs between NumPy and CUDA libraries?",
+         praise="Random draws on the host are the reason a seed means the same thing on every device.")
