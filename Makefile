@@ -31,7 +31,6 @@ test-fast: uv
 
 lint: uv
 	$(UV) run --frozen ruff check .
-	$(UV) run --frozen ruff format --check engine gradviz tests bench
 
 # Execute every lesson and export static HTML pages (widget state embedded) into site/.
 html: uv
@@ -44,3 +43,17 @@ browser-deps:
 
 clean:
 	rm -rf .venv .tools build dist artifacts
+
+# The CPU benchmark table (bench/README.md): the peers of the `bench` group, plus PyTorch CPU when its
+# wheel is in $(TORCH_WHEELS) (never from the index: that would pull GBs of CUDA wheels).
+TORCH_WHEELS ?= /opt/wheels
+BENCH_ARGS ?=
+bench: uv
+	$(UV) sync --frozen --inexact $(SYNC_LESSONS) --group bench
+	@if ls $(TORCH_WHEELS)/torch-2.13.0*.whl >/dev/null 2>&1 && \
+	    $(UV) pip install --find-links $(TORCH_WHEELS) torch==2.13.0; then :; else \
+	    echo "note: PyTorch 2.13.0 not installed (no wheel in $(TORCH_WHEELS)): the tables skip it"; fi
+	$(UV) run --frozen python bench/cpu.py $(BENCH_ARGS)
+
+bench-gpu: uv
+	$(UV) run --frozen python bench/gpu.py $(BENCH_ARGS)

@@ -41,6 +41,7 @@ def graph(
     collapse: bool | None = None,
     theme: str = "auto",
     rankdir: str | None = None,
+    edge_magnitude: bool = False,
 ) -> GraphView:
     """The computation graph of ``target`` as ``tape`` recorded it.
 
@@ -51,6 +52,7 @@ def graph(
     ``show``: fields on tensor nodes: "value", "grad", "shape", "dtype", "device".
     ``collapse``: None collapses graphs over 150 nodes by layer / scope; True or False forces it.
     ``theme``: "auto" (follow JupyterLab), "light" or "dark".
+    ``edge_magnitude``: draw each edge as wide as the gradient flowing along it (log scale).
     """
     from engine import GradientTape  # noqa: PLC0415
 
@@ -58,9 +60,8 @@ def graph(
         target, tape = None, target
     if tape is None:
         tape = _find_tape(target, names)
-    return GraphView(
-        build_model(target, tape, names=names), show=show, collapse=collapse, theme=theme, rankdir=rankdir
-    )
+    return GraphView(build_model(target, tape, names=names), show=show, collapse=collapse, theme=theme,
+                     rankdir=rankdir, edge_magnitude=edge_magnitude)
 
 
 def _all_tapes(obj: Any) -> bool:
@@ -97,8 +98,10 @@ class GraphView(View):
         collapse: bool | None = None,
         theme: str = "auto",
         rankdir: str | None = None,
+        edge_magnitude: bool = False,
     ):
         self.full_model = model
+        self.edge_magnitude = edge_magnitude  # edges as wide as the gradient along them (gv.flow)
         self.show = tuple(show)
         self.theme = theme
         self.rankdir = rankdir
@@ -131,12 +134,17 @@ class GraphView(View):
         return self._layout()[1]
 
     def _layout(self) -> tuple[GraphModel, Drawing, str]:
-        key = (frozenset(self.expanded), self.palette.name, self.show, self.rankdir, self.collapsible)
+        key = (frozenset(self.expanded), self.palette.name, self.show, self.rankdir, self.collapsible,
+               self.edge_magnitude)
         if key not in self._cache:
             model = self.full_model.collapse(self.expanded) if self.collapsible else self.full_model
-            drawing = to_dot(
-                model, theme=self.palette, show=self.show, rankdir=self.rankdir, prefix=self.prefix
-            )
+            edge_attrs = None
+            if self.edge_magnitude:
+                from .flow import edge_attributes  # noqa: PLC0415
+
+                edge_attrs = edge_attributes(model, theme=self.palette.name)
+            drawing = to_dot(model, theme=self.palette, show=self.show, rankdir=self.rankdir,
+                             prefix=self.prefix, edge_attrs=edge_attrs)
             svg = render_svg(drawing.source)
             if len(self._cache) > 8:
                 self._cache.clear()

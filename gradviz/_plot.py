@@ -1,0 +1,244 @@
+"""Matplotlib helpers shared by the plotting widgets (flow, clipping, descent, recorder).
+
+Figures are made with `matplotlib.figure.Figure` directly (never pyplot), so nothing depends on
+the interactive backend; they are rendered to PNG bytes with the Agg canvas. matplotlib is imported
+here, and this module only when a widget or plot is made.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from typing import Any
+
+# Colours per theme. "series": one colour per line / optimizer (colour-blind friendly, Okabe–Ito).
+_PALETTES: dict[str, dict[str, Any]] = {
+    "light": {
+        "background": "#ffffff", "panel": "#ffffff", "text": "#1f2328", "muted": "#656d76",
+        "grid": "#e6e8eb", "spine": "#c9ced4", "before": "#9aa4b1", "after": "#0b6bcb",
+        "threshold": "#d1242f", "good": "#1a7f37", "bad": "#d1242f", "highlight": "#bf8700",
+        "cmap": "viridis", "fill_cmap": "Greys",
+        "series": ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#7f7f7f"],
+    },
+    "dark": {
+        "background": "#111418", "panel": "#111418", "text": "#e6edf3", "muted": "#9da7b3",
+        "grid": "#30363d", "spine": "#484f58", "before": "#6e7681", "after": "#58a6ff",
+        "threshold": "#ff7b72", "good": "#3fb950", "bad": "#ff7b72", "highlight": "#e3b341",
+        "cmap": "magma", "fill_cmap": "Greys_r",
+        "series": ["#56B4E9", "#E69F00", "#3fb950", "#CC79A7", "#F0E442", "#ff7b72", "#bbbbbb"],
+    },
+}
+
+
+def theme_name(theme: Any = None) -> str:
+    """``"light"`` or ``"dark"``: the given one; ``None``/``"auto"`` follows JupyterLab (see `theme`)."""
+    from .theme import palette as base_palette
+
+    return base_palette("auto" if theme is None else theme).name
+
+
+def palette(theme: Any = None) -> dict[str, Any]:
+    """The plotting colours of ``theme``: gradviz's shared palette (background, text, grid) plus the
+    colours only plots need (one per series, before/after, threshold)."""
+    from .theme import palette as base_palette
+
+    base = base_palette("auto" if theme is None else theme)
+    colors = dict(_PALETTES[base.name])
+    colors.update(background=base.background, panel=base.background, text=base.text, muted=base.muted,
+                  spine=base.border, highlight=base.highlight)
+    return colors
+
+
+def new_figure(size: tuple[float, float], theme: str | None = None, dpi: float = 100):
+    """A pyplot-free `Figure` with an Agg canvas, coloured for ``theme``."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    colors = palette(theme)
+    fig = Figure(figsize=size, dpi=dpi, facecolor=colors["background"])
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def style_axes(ax: Any, theme: str | None = None) -> None:
+    """Quiet axes: light grid, thin spines, theme colours."""
+    colors = palette(theme)
+    ax.set_facecolor(colors["panel"])
+    for side, spine in ax.spines.items():
+        spine.set_color(colors["spine"])
+        spine.set_visible(side in ("left", "bottom"))
+    ax.tick_params(colors=colors["muted"], labelsize=8)
+    ax.grid(True, color=colors["grid"], lw=0.6)
+    ax.set_axisbelow(True)
+
+
+def png_bytes(fig: Any, dpi: float | None = None) -> bytes:
+    """The figure as PNG bytes (Agg; no pyplot)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi or fig.dpi, facecolor=fig.get_facecolor())
+    return buffer.getvalue()
+
+
+def svg_text(fig: Any) -> str:
+    """The figure as SVG text."""
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", facecolor=fig.get_facecolor())
+    return buffer.getvalue()
+
+
+def png_img_tag(png: bytes, alt: str) -> str:
+    """An ``<img>`` with the PNG inlined (for static HTML)."""
+    from html import escape
+
+    data = base64.b64encode(png).decode("ascii")
+    return f'<img alt="{escape(alt)}" src="data:image/png;base64,{data}" style="max-width:100%"/>'
+
+
+def fmt(x: Any, digits: int = 4) -> str:
+    """A number for a table: short, NaN/inf spelled out, arrays element-wise."""
+    import math
+
+    import numpy as np
+
+    array = np.asarray(x)
+    if array.ndim > 0:
+        items = [fmt(v, digits) for v in array.ravel()[:6]]
+        more = ", …" if array.size > 6 else ""
+        return "[" + ", ".join(items) + more + "]"
+    v = float(array)
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if v == 0:
+        return "0"
+    if 1e-3 <= abs(v) < 1e5:
+        return f"{v:.{digits}g}"
+    return f"{v:.{max(digits - 1, 1)}e}"
+
+
+def encode_png(rgba: Any) -> bytes:
+    """PNG bytes of an RGBA pixel array (RGB when opaque; the fastest zlib level: these images are
+    redrawn on every slider move)."""
+    import numpy as np
+    from PIL import Image
+
+    if rgba.shape[-1] == 4 and np.all(rgba[..., 3] == 255):
+        rgba = np.ascontiguousarray(rgba[..., :3])
+    buffer = io.BytesIO()
+    Image.fromarray(rgba).save(buffer, format="png", compress_level=1)
+    return buffer.getvalue()
+
+
+class Blitter:
+    """Redraw only the artists that change.
+
+    Three layers: the figure without its ``overlay`` and ``moving`` artists is drawn once and kept as
+    pixels (axes, ticks and contours are the slow part); the ``overlay`` artists (which change
+    rarely: a legend, faded full paths) are drawn on top of it and kept as a second copy; the
+    ``moving`` ones (a marker, a line) are drawn on that at every `render`. Call
+    `invalidate_overlay` when an overlay artist changed, `invalidate` when the background did.
+    """
+
+    def __init__(self, fig: Any, moving: list[Any], overlay: list[Any] | None = None):
+        self.fig = fig
+        self.moving = list(moving)
+        self.overlay = list(overlay or [])
+        for artist in self.moving + self.overlay:
+            artist.set_animated(True)
+        self._background: Any = None
+        self._with_overlay: Any = None
+
+    def invalidate(self) -> None:
+        self._background = None
+        self._with_overlay = None
+
+    def invalidate_overlay(self) -> None:
+        self._with_overlay = None
+
+    def _draw(self, artists: list[Any]) -> None:
+        renderer = self.fig.canvas.get_renderer()
+        for artist in artists:
+            if artist.get_visible():
+                artist.draw(renderer)
+
+    def render(self) -> bytes:
+        import numpy as np
+
+        canvas = self.fig.canvas
+        if self._background is None:
+            canvas.draw()
+            self._background = canvas.copy_from_bbox(self.fig.bbox)
+            self._with_overlay = None
+        if self._with_overlay is None:
+            canvas.restore_region(self._background)
+            self._draw(self.overlay)
+            self._with_overlay = canvas.copy_from_bbox(self.fig.bbox)
+        else:
+            canvas.restore_region(self._with_overlay)
+        self._draw(self.moving)
+        return encode_png(np.asarray(canvas.buffer_rgba()))
+
+
+def fmt_exact(x: Any) -> str:
+    """The shortest text that identifies the value in its own dtype (float32 9.1 → "9.1", not
+    9.1000004): what a trace table shows, digit for digit what the engine computed."""
+    import numpy as np
+
+    array = np.asarray(x)
+    if array.ndim > 0:
+        more = ", …" if array.size > 6 else ""
+        return "[" + ", ".join(fmt_exact(v) for v in array.ravel()[:6]) + more + "]"
+    if array.dtype.kind == "f":
+        value = array.reshape(())[()]
+        if not np.isfinite(value):
+            return str(value)
+        return np.format_float_positional(value, unique=True, trim="-") if 1e-4 <= abs(value) < 1e8 or \
+            value == 0 else np.format_float_scientific(value, unique=True, trim="-")
+    return str(array.reshape(())[()])
+
+
+def png_size(png: bytes) -> tuple[int, int]:
+    """(width, height) in pixels, read from the PNG header."""
+    import struct
+
+    if png[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG")
+    width, height = struct.unpack(">II", png[16:24])
+    return width, height
+
+
+def _plain_log_label(value: float, _pos: Any = None) -> str:
+    if value <= 0:
+        return ""
+    return f"{value:g}" if 1e-3 <= value < 1e4 else f"{value:.0e}".replace("e-0", "e-").replace("e+0", "e")
+
+
+def log_axis(ax: Any, which: str = "y", limits: tuple[float, float] | None = None) -> None:
+    """A log scale with plain-text labels (1e-5, 0.02, 100), no minor ticks: at 1, 2, 5 × 10^k when
+    ``limits`` span at most two decades, else at the decades.
+
+    matplotlib's default labels are mathtext ($10^{-5}$), whose first use costs most of a second.
+    """
+    import math
+
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+
+    axis = ax.yaxis if which == "y" else ax.xaxis
+    (ax.set_yscale if which == "y" else ax.set_xscale)("log")
+    if limits is not None:
+        (ax.set_ylim if which == "y" else ax.set_xlim)(*limits)
+    low, high = limits if limits is not None else (ax.get_ylim() if which == "y" else ax.get_xlim())
+    narrow = low > 0 and math.log10(high / low) <= 2.05
+    axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0) if narrow else (1.0,), numticks=7))
+    axis.set_minor_locator(NullLocator())
+    axis.set_major_formatter(FuncFormatter(_plain_log_label))
+
+
+def wants_log(values: Any, span: float = 20.0) -> bool:
+    """Whether positive ``values`` span more than ``span``× (a log scale then reads better)."""
+    import numpy as np
+
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v) & (v > 0)]
+    return bool(v.size > 1 and v.max() / v.min() > span)

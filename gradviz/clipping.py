@@ -1,0 +1,487 @@
+"""`gv.clipping(grads)`: the clipping lab.
+
+Pick a method and a threshold and see what clipping does to a set of gradients: before and after
+drawn together (arrows for 2-D gradients, bars of per-variable norms otherwise), the global norm
+against the threshold, and the angle between the gradient before and after. Every number comes from
+the engine's clipping functions (`eg.clip_by_value`, `eg.clip_by_norm`, `eg.clip_by_global_norm`,
+`eg.global_norm`, `eg.norm`); the lab only draws them.
+
+>>> import engine as eg, gradviz as gv
+>>> lab = gv.clipping([eg.constant([3.0, 4.0]), eg.constant([0.5, -2.0])], threshold=2.0,
+...                   method="global norm")
+>>> round(lab.result.global_norm_before, 4), round(lab.result.angle_deg, 4)
+(5.4083, 0.0)
+
+Methods (``c`` is the threshold):
+
+- ``"value"``: ``[eg.clip_by_value(g, -c, c) for g in grads]``: each entry cut to [-c, c]; the
+  direction changes.
+- ``"norm"``: ``[eg.clip_by_norm(g, c, axes=-1) for g in grads]``: each row (the last axis) of each
+  gradient rescaled to norm ≤ c on its own (for vectors: the same as per-variable norm).
+- ``"global norm"``: ``eg.clip_by_global_norm(grads, c)``: everything scaled by one factor, so the
+  global norm is ≤ c and the overall direction is kept.
+- ``"per-variable norm"``: ``[eg.clip_by_norm(g, c) for g in grads]``: each variable's gradient
+  rescaled on its own; the overall direction changes when the variables are scaled differently.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ._plotwidget import PlotWidget
+
+__all__ = ["clipping", "ClippingLab", "ClipResult", "clip_gradients", "METHODS"]
+
+METHODS = ("value", "norm", "global norm", "per-variable norm")
+
+_CALLS = {
+    "value": "[eg.clip_by_value(g, -{c}, {c}) for g in grads]",
+    "norm": "[eg.clip_by_norm(g, {c}, axes=-1) for g in grads]",
+    "global norm": "clipped, global_norm = eg.clip_by_global_norm(grads, {c})",
+    "per-variable norm": "[eg.clip_by_norm(g, {c}) for g in grads]",
+}
+
+_MAX_ARROWS = 12
+
+
+@dataclass
+class ClipResult:
+    """What one method and threshold did to the gradients (all numbers from the engine).
+
+    Per-variable lists hold ``None`` / NaN where the gradient itself was ``None``.
+    """
+
+    method: str
+    threshold: float
+    clipped: list[Any]  # engine tensors (or None)
+    norms_before: list[float]
+    norms_after: list[float]
+    angles_deg: list[float]  # per variable, before vs after (NaN where a norm is 0)
+    global_norm_before: float
+    global_norm_after: float
+    angle_deg: float  # of the whole (concatenated) gradient, before vs after
+    clipped_any: bool = field(default=False)
+
+    def numpy(self) -> list[np.ndarray | None]:
+        """The clipped gradients as NumPy arrays."""
+        return [None if c is None else c.numpy() for c in self.clipped]
+
+
+def _clip_module() -> Any:
+    """``engine.clipping``: clip_by_value, clip_by_norm, global_norm, clip_by_global_norm, norm."""
+    import engine.clipping
+
+    return engine.clipping
+
+
+def _to_tensor(g: Any) -> Any:
+    import engine as eg
+
+    if g is None or isinstance(g, eg.Tensor):
+        return g
+    return eg.constant(g)
+
+
+def _angle(eg: Any, C: Any, before: list[Any], after: list[Any]) -> float:
+    """The angle (degrees) between two lists of tensors seen as one long vector each.
+
+    Computed as 2·atan2(‖u − v‖, ‖u + v‖) with u, v the unit vectors (in float64): exact for
+    small angles, where arccos of a dot product would turn rounding into a visible angle.
+    """
+    pairs = [(b, a) for b, a in zip(before, after) if b is not None and a is not None]
+    if not pairs:
+        return math.nan
+    b64 = [eg.cast(b, "float64") for b, _ in pairs]
+    a64 = [eg.cast(a, "float64") for _, a in pairs]
+    nb, na = C.global_norm(b64), C.global_norm(a64)
+    if not (float(nb) > 0 and float(na) > 0) or not (math.isfinite(float(nb)) and math.isfinite(float(na))):
+        return math.nan
+    diff = C.global_norm([b / nb - a / na for b, a in zip(b64, a64)])
+    total = C.global_norm([b / nb + a / na for b, a in zip(b64, a64)])
+    return math.degrees(2.0 * math.atan2(float(diff), float(total)))
+
+
+def clip_gradients(grads: Sequence[Any], method: str, threshold: float) -> ClipResult:
+    """Clip ``grads`` with the engine and measure the result (norms, global norm, angles).
+
+    >>> import engine as eg
+    >>> r = clip_gradients([eg.constant([3.0, 4.0])], "value", 1.0)
+    >>> r.clipped[0].numpy(), round(r.angle_deg, 2)
+    (array([1., 1.], dtype=float32), 8.13)
+    """
+    import engine as eg
+
+    C = _clip_module()
+    if method not in METHODS:
+        raise ValueError(f"clipping: unknown method {method!r}; choose one of {', '.join(METHODS)}.")
+    c = float(threshold)
+    if not c > 0:
+        raise ValueError(f"clipping: the threshold must be > 0, got {threshold!r}.")
+    tensors = [_to_tensor(g) for g in grads]
+    if method == "global norm":
+        clipped, _ = C.clip_by_global_norm(list(tensors), c)
+        clipped = list(clipped)
+    elif method == "value":
+        clipped = [None if g is None else C.clip_by_value(g, -c, c) for g in tensors]
+    elif method == "norm":
+        clipped = [None if g is None else C.clip_by_norm(g, c, axes=-1 if g.ndim else None)
+                   for g in tensors]
+    else:
+        clipped = [None if g is None else C.clip_by_norm(g, c) for g in tensors]
+
+    def norm(t: Any) -> float:
+        return math.nan if t is None else float(C.norm(t))
+
+    present = [g for g in tensors if g is not None]
+    present_after = [g for g in clipped if g is not None]
+    norms_before = [norm(g) for g in tensors]
+    norms_after = [norm(g) for g in clipped]
+    return ClipResult(
+        method=method,
+        threshold=c,
+        clipped=clipped,
+        norms_before=norms_before,
+        norms_after=norms_after,
+        angles_deg=[math.nan if g is None else _angle(eg, C, [g], [a]) for g, a in zip(tensors, clipped)],
+        global_norm_before=float(C.global_norm(present)) if present else math.nan,
+        global_norm_after=float(C.global_norm(present_after)) if present_after else math.nan,
+        angle_deg=_angle(eg, C, tensors, clipped),
+        clipped_any=any(
+            g is not None and not np.array_equal(g.numpy(), a.numpy()) for g, a in zip(tensors, clipped)
+        ),
+    )
+
+
+def _parse(grads: Any, names: Sequence[str] | None) -> tuple[list[Any], list[str]]:
+    """Gradients and their labels from a list, a list of (gradient, variable) pairs, or a dict."""
+    if isinstance(grads, Mapping):
+        labels = [str(k) for k in grads]
+        items = list(grads.values())
+    else:
+        import engine as eg
+
+        if isinstance(grads, eg.Tensor | np.ndarray):
+            raise TypeError(
+                "clipping: pass a list of gradients (e.g. [g1, g2] or the (gradient, variable) pairs "
+                "from opt.compute_gradients), not a single tensor; for one gradient use [g]."
+            )
+        items = list(grads)
+        labels = []
+        is_pairs = items and all(
+            isinstance(p, tuple) and len(p) == 2 and isinstance(p[1], eg.Variable) for p in items
+        )
+        if is_pairs:
+            labels = [getattr(v, "name", None) or f"g{k}" for k, (_, v) in enumerate(items)]
+            items = [g for g, _ in items]
+        else:
+            labels = [f"g{k}" for k in range(len(items))]
+    if names is not None:
+        if len(names) != len(items):
+            raise ValueError(f"clipping: {len(names)} names for {len(items)} gradients.")
+        labels = [str(n) for n in names]
+    if not items:
+        raise ValueError("clipping: the list of gradients is empty.")
+    tensors = [_to_tensor(g) for g in items]
+    for label, t in zip(labels, tensors):
+        if t is not None and t.dtype.kind not in "fc":
+            raise TypeError(
+                f"clipping: the gradient {label!r} has dtype {t.dtype}; gradients are floating-point "
+                f"(convert with eg.cast(g, 'float32'))."
+            )
+    return tensors, labels
+
+
+class ClippingLab(PlotWidget):
+    """The clipping lab widget; see `clipping`. State: ``method``, ``threshold``, ``result``."""
+
+    title = "Clipping lab"
+
+    def __init__(self, grads: Any, threshold: float | None = None, method: str = "global norm",
+                 names: Sequence[str] | None = None, view: str | None = None, theme: str | None = None):
+        super().__init__(theme)
+        if method not in METHODS:
+            raise ValueError(f"clipping: unknown method {method!r}; choose one of {', '.join(METHODS)}.")
+        self.grads, self.names = _parse(grads, names)
+        self._cache: dict[tuple[str, float], ClipResult] = {}
+        first = clip_gradients(self.grads, "global norm", 1.0)
+        self._global = first.global_norm_before
+        self._norms = first.norms_before
+        arrays = [None if g is None else g.numpy() for g in self.grads]
+        self._arrays = arrays
+        present = [a for a in arrays if a is not None]
+        self._max_abs = max((float(np.max(np.abs(a))) for a in present if a.size), default=1.0)
+        arrows_ok = len(present) <= _MAX_ARROWS and all(a.shape == (2,) for a in present)
+        if view is None:
+            view = "arrows" if arrows_ok else "bars"
+        if view not in ("arrows", "bars"):
+            raise ValueError(f"clipping: view must be 'arrows' or 'bars', got {view!r}.")
+        if view == "arrows" and not arrows_ok:
+            raise ValueError(
+                f"clipping: the arrow view needs at most {_MAX_ARROWS} gradients of shape (2,); "
+                "use view='bars'."
+            )
+        self.view = view
+        top = max(self._global, self._max_abs, *(n for n in self._norms if math.isfinite(n)))
+        if not math.isfinite(top) or top <= 0:
+            top = 1.0
+        self._slider_max = _nice(1.5 * top)
+        if threshold is None:
+            threshold = _nice(0.5 * self._global) if math.isfinite(self._global) and self._global > 0 else 1.0
+        if not float(threshold) > 0:
+            raise ValueError(f"clipping: the threshold must be > 0, got {threshold!r}.")
+        self._slider_max = max(self._slider_max, float(threshold))
+        self._method = method
+        self._threshold = float(threshold)
+        self._fig: Any = None
+        self._artists: dict[str, Any] = {}
+
+    # ---- state ---------------------------------------------------------------------------------
+    @property
+    def method(self) -> str:
+        return self._method
+
+    @method.setter
+    def method(self, value: str) -> None:
+        if value not in METHODS:
+            raise ValueError(f"clipping: unknown method {value!r}; choose one of {', '.join(METHODS)}.")
+        self._method = value
+        self._set_control("method", value)
+        self._changed()
+
+    @property
+    def threshold(self) -> float:
+        return self._threshold
+
+    @threshold.setter
+    def threshold(self, value: float) -> None:
+        value = float(value)
+        if not value > 0:
+            raise ValueError(f"clipping: the threshold must be > 0, got {value!r}.")
+        slider = self._controls_by_name.get("threshold")
+        if slider is not None and value > slider.max:
+            slider.max = value
+        self._threshold = value
+        self._set_control("threshold", value)
+        self._changed()
+
+    @property
+    def result(self) -> ClipResult:
+        """The clipping at the current method and threshold (cached)."""
+        key = (self._method, self._threshold)
+        if key not in self._cache:
+            if len(self._cache) > 256:
+                self._cache.clear()
+            self._cache[key] = clip_gradients(self.grads, *key)
+        return self._cache[key]
+
+    # ---- controls ------------------------------------------------------------------------------
+    def _controls(self) -> dict[str, Any]:
+        import ipywidgets as w
+
+        method = w.Dropdown(options=list(METHODS), value=self._method, description="method",
+                            layout=w.Layout(width="230px"))
+        step = self._slider_max / 400
+        threshold = w.FloatSlider(value=self._threshold, min=step, max=max(self._slider_max, self._threshold),
+                                  step=step, description="threshold", readout_format=".3g",
+                                  continuous_update=True, layout=w.Layout(width="420px"))
+        method.observe(self._on_method, names="value")
+        threshold.observe(self._on_threshold, names="value")
+        return {"method": method, "threshold": threshold}
+
+    def _on_method(self, change: dict) -> None:
+        if not self._syncing:
+            self._method = change["new"]
+            self._changed()
+
+    def _on_threshold(self, change: dict) -> None:
+        if not self._syncing:
+            self._threshold = float(change["new"])
+            self._changed()
+
+    # ---- drawing -------------------------------------------------------------------------------
+    def _make_figure(self) -> tuple[Any, dict[str, Any]]:
+        """The figure and its moving artists (those a control changes)."""
+        from matplotlib.patches import Circle, Rectangle
+
+        from ._plot import new_figure, palette, style_axes
+
+        colors = palette(self.theme)
+        fig = new_figure((8.4, 3.4), theme=self.theme, dpi=80)
+        grid = fig.add_gridspec(1, 2, width_ratios=[1.2, 1.0], wspace=0.3)
+        ax = fig.add_subplot(grid[0])
+        axg = fig.add_subplot(grid[1])
+        style_axes(ax, self.theme)
+        style_axes(axg, self.theme)
+        art: dict[str, Any] = {}
+        idx = [k for k, a in enumerate(self._arrays) if a is not None]
+        series = colors["series"]
+        norms = [n for n in self._norms if math.isfinite(n)]
+        if self.view == "arrows":
+            before = np.array([self._arrays[k] for k in idx], dtype=float).reshape(-1, 2)
+            zeros = np.zeros(len(idx))
+            cols = [series[j % len(series)] for j in range(len(idx))]
+            ax.quiver(zeros, zeros, before[:, 0], before[:, 1], angles="xy", scale_units="xy", scale=1,
+                      color=cols, alpha=0.28, width=0.011, zorder=2)
+            art["after"] = ax.quiver(zeros, zeros, before[:, 0], before[:, 1], angles="xy",
+                                     scale_units="xy", scale=1, color=cols, width=0.011, zorder=3)
+            lim = 1.15 * max(max(norms, default=1.0), 1e-12)
+            ax.set_xlim(-lim, lim)
+            ax.set_ylim(-lim, lim)
+            ax.set_aspect("equal")
+            ax.axhline(0, color=colors["spine"], lw=0.8, zorder=1)
+            ax.axvline(0, color=colors["spine"], lw=0.8, zorder=1)
+            art["circle"] = ax.add_patch(Circle((0, 0), 1.0, fill=False, ls="--", lw=1.3,
+                                                ec=colors["threshold"], zorder=1))
+            art["box"] = ax.add_patch(Rectangle((-1, -1), 2, 2, fill=False, ls="--", lw=1.3,
+                                                ec=colors["threshold"], zorder=1))
+            for j, k in enumerate(idx):
+                ax.plot([], [], color=cols[j], lw=3, label=self.names[k])
+            ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False,
+                      labelcolor=colors["text"], handlelength=1.2)
+            ax.set_title("before (faded) and after", color=colors["text"], fontsize=10, y=1.0)
+        else:
+            y = np.arange(len(self.names))[::-1]
+            before = np.nan_to_num(np.array(self._norms, dtype=float), nan=0.0)
+            ax.barh(y + 0.2, before, height=0.38, color=colors["before"], label="before")
+            art["bars"] = ax.barh(y - 0.2, before, height=0.38, color=colors["after"], label="after")
+            art["vline"] = ax.axvline(1.0, color=colors["threshold"], ls="--", lw=1.3)
+            ax.set_yticks(y)
+            ax.set_yticklabels(self.names, fontsize=7 if len(y) > 8 else 8)
+            ax.set_ylim(-0.7, len(y) - 0.3)
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2, fontsize=8, frameon=False,
+                      labelcolor=colors["text"])
+            ax.set_title("norm of each gradient", color=colors["text"], fontsize=10, y=1.0)
+            ax.set_xlim(0, 1.08 * max(max(norms, default=1.0), self._slider_max))
+        art["gbars"] = axg.barh([1, 0], [self._global, self._global], height=0.6,
+                                color=[colors["before"], colors["after"]])
+        axg.set_yticks([1, 0])
+        axg.set_yticklabels(["before", "after"], fontsize=9)
+        axg.set_ylim(-0.6, 2.4)
+        art["gline"] = axg.axvline(1.0, ymax=0.66, color=colors["threshold"], ls="--", lw=1.5)
+        gmax = self._global if math.isfinite(self._global) else 1.0
+        axg.set_xlim(0, 1.08 * max(gmax, self._slider_max))
+        axg.set_title("global norm vs threshold", color=colors["text"], fontsize=10, y=1.0)
+        art["gtext"] = axg.text(0.02, 0.97, "", transform=axg.transAxes, va="top", fontsize=8.5,
+                                color=colors["text"], linespacing=1.4)
+        bars = self.view == "bars"
+        left = min(0.3, 0.03 + 0.0085 * max(len(n) for n in self.names)) if bars else 0.05
+        fig.subplots_adjust(left=left, right=0.97, top=0.9, bottom=0.2 if bars else 0.12)
+        return fig, art
+
+    def _update(self, art: dict[str, Any]) -> None:
+        from ._plot import fmt
+
+        r = self.result
+        c = r.threshold
+        if self.view == "arrows":
+            after = np.array([a.numpy() for a in r.clipped if a is not None], dtype=float).reshape(-1, 2)
+            art["after"].set_UVC(after[:, 0], after[:, 1])
+            norm_like = r.method != "value"
+            art["circle"].set_radius(c)
+            art["circle"].set_visible(norm_like)
+            art["box"].set_bounds(-c, -c, 2 * c, 2 * c)
+            art["box"].set_visible(not norm_like)
+        else:
+            for bar, n in zip(art["bars"], r.norms_after):
+                bar.set_width(n if math.isfinite(n) else 0.0)
+            art["vline"].set_xdata([c, c])
+            art["vline"].set_visible(r.method in ("norm", "per-variable norm"))
+        g_after = r.global_norm_after
+        art["gbars"][1].set_width(g_after if math.isfinite(g_after) else 0.0)
+        art["gline"].set_xdata([c, c])
+        relation = ">" if r.global_norm_before > c else "≤"
+        art["gtext"].set_text(
+            f"global norm {fmt(r.global_norm_before)} {relation} threshold {fmt(c)}\n"
+            f"after {r.method} clipping: {fmt(g_after)}\n"
+            f"angle between before and after: {_deg(r.angle_deg)}"
+        )
+
+    @staticmethod
+    def _moving(art: dict[str, Any]) -> list[Any]:
+        out: list[Any] = []
+        for key in ("after", "circle", "box", "vline", "gline", "gtext"):
+            if key in art:
+                out.append(art[key])
+        out += list(art.get("bars", [])) + [art["gbars"][1]]
+        return out
+
+    def _figure(self) -> Any:
+        fig, art = self._make_figure()
+        self._update(art)
+        return fig
+
+    def _draw(self) -> bytes:
+        from ._plot import Blitter
+
+        if self._fig is None:
+            self._fig, self._artists = self._make_figure()
+            self._blitter = Blitter(self._fig, self._moving(self._artists))
+        self._update(self._artists)
+        return self._blitter.render()
+
+    def _panel(self) -> str:
+        from ._plot import fmt
+
+        r = self.result
+        rows = []
+        for k, name in enumerate(self.names):
+            g = self.grads[k]
+            if g is None:
+                rows.append(f"<tr><td>{html.escape(name)}</td><td colspan='5'>None (no gradient)</td></tr>")
+                continue
+            scale = r.norms_after[k] / r.norms_before[k] if r.norms_before[k] else math.nan
+            rows.append(
+                f"<tr><td>{html.escape(name)}</td><td>{html.escape(str(g.shape))}</td>"
+                f"<td>{fmt(r.norms_before[k])}</td><td>{fmt(r.norms_after[k])}</td>"
+                f"<td>{fmt(scale)}</td><td>{_deg(r.angles_deg[k])}</td></tr>"
+            )
+        head = ("<tr><th>gradient</th><th>shape</th><th>norm before</th><th>norm after</th>"
+                "<th>after / before</th><th>angle</th></tr>")
+        verdict = (
+            f"global norm <b>{fmt(r.global_norm_before)}</b> "
+            f"{'&gt;' if r.global_norm_before > r.threshold else '&le;'} threshold <b>{fmt(r.threshold)}</b>"
+            f" → after: <b>{fmt(r.global_norm_after)}</b>; angle between before and after "
+            f"<b>{_deg(r.angle_deg)}</b>"
+        )
+        return (
+            "<div style='font-size:12px'>"
+            f"<code>{html.escape(_CALLS[r.method].format(c=f'{r.threshold:.4g}'))}</code><br/>"
+            f"{verdict}<table style='border-collapse:collapse;margin-top:4px'>{head}{''.join(rows)}</table>"
+            "</div>"
+        )
+
+
+def _deg(angle: float) -> str:
+    return "undefined (zero vector)" if not math.isfinite(angle) else f"{angle:.2f}°"
+
+
+def _nice(x: float) -> float:
+    """``x`` rounded to 2 significant digits (slider ends and defaults)."""
+    if not math.isfinite(x) or x <= 0:
+        return 1.0
+    digits = 1 - int(math.floor(math.log10(x)))
+    return round(x, digits)
+
+
+def clipping(grads: Any, threshold: float | None = None, method: str = "global norm",
+             names: Sequence[str] | None = None, view: str | None = None,
+             theme: str | None = None) -> ClippingLab:
+    """The clipping lab for ``grads``: a list of gradients, a list of ``(gradient, variable)`` pairs
+    (what ``opt.compute_gradients`` returns), or a dict ``{name: gradient}``.
+
+    ``threshold``: the starting threshold (default: half the global norm); ``method``: one of
+    ``"value"``, ``"norm"``, ``"global norm"``, ``"per-variable norm"``; ``view``: ``"arrows"``
+    (default for up to 12 gradients of shape (2,)) or ``"bars"`` (per-variable norms).
+
+    >>> lab = clipping([[0.0, 1.0, 2.0], [-2.0, 4.0]], threshold=3.0)
+    >>> lab.method = "value"
+    >>> lab.result.numpy()[1]
+    array([-2.,  3.], dtype=float32)
+    """
+    return ClippingLab(grads, threshold=threshold, method=method, names=names, view=view, theme=theme)

@@ -1,0 +1,529 @@
+"""`gv.flow`: gradient flow, per layer, over training steps; and gradient magnitude on a graph's edges.
+
+- ``gv.flow(rec)`` with a `gv.Recorder`: each layer's (or variable's) gradient norm over the steps, and
+  at the step the slider picks, bars of the gradient norm and of the update/weight ratio
+  ‖Δw‖ / ‖w‖ (how far the optimizer moved the weights, relative to their size; around 1e-3 is the
+  usual healthy range). A log-scale toggle and a layer/variable switch.
+- ``gv.flow(model, loss=lambda: ...)`` or ``gv.flow(grads_and_vars)``: the current gradient magnitude
+  of each variable (one step). A model alone (no loss) shows its weights' norms and says what to pass.
+- ``gv.flow(target, tape)``: the computation graph with each edge drawn as wide as the gradient that
+  flows along it (the engine's own VJPs, replayed by `gradviz.trace`).
+
+>>> import engine as eg, gradviz as gv
+>>> w = eg.Variable([1.0, -2.0], name="dense/kernel")
+>>> rec = gv.Recorder()
+>>> for step in range(3):
+...     with eg.GradientTape() as tape:
+...         loss = eg.sum(w * w)
+...     g = tape.gradient(loss, w)
+...     rec.record(step, loss=loss, grads_and_vars=[(g, w)])
+...     _ = w.assign_sub(0.1 * g)
+>>> view = gv.flow(rec)
+>>> view.step = 2
+>>> [round(v, 3) for v in view.values("norm")]          # ‖g‖ = 2‖w‖ = 2·0.64·√5 at step 2
+[2.862]
+
+Nothing is differentiated here: the numbers are the recorder's statistics of the engine's gradients,
+or (for edges) the engine's VJPs.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any
+
+import numpy as np
+
+from ._plotwidget import PlotWidget
+from .recorder import Recorder
+
+__all__ = ["flow", "FlowView", "summarise", "edge_magnitudes", "edge_attributes", "STATS"]
+
+#: What the line panel can show: statistic → axis label.
+STATS = {"norm": "gradient norm ‖g‖", "max": "largest |g|", "update_ratio": "update / weight ‖Δw‖/‖w‖"}
+
+#: The update/weight ratio usually reported as healthy (Karpathy's rule of thumb: about 1e-3).
+RATIO_GUIDE = 1e-3
+
+
+def summarise(rec: Recorder, stat: str, by: str = "layer") -> tuple[list[int], list[str], np.ndarray]:
+    """``(steps, names, values)``: ``values[i, j]`` is ``stat`` at ``steps[i]`` for layer/variable ``j``.
+
+    By layer, the variables of a layer are combined exactly: the norm of the layer's whole gradient
+    (√Σ‖g‖²), the largest |g|, the size-weighted mean, and ‖Δw_layer‖ / ‖w_layer‖ for the ratio.
+    Missing entries are NaN.
+    """
+    if by not in ("layer", "variable"):
+        raise ValueError(f"flow: by must be 'layer' or 'variable', got {by!r}.")
+    if stat not in ("norm", "max", "mean", "update_ratio"):
+        raise ValueError(f"flow: unknown statistic {stat!r}; use norm, max, mean or update_ratio.")
+    steps = sorted({s for v in rec.variable_names for s in rec.gradient_stats(v)["step"]})
+    row = {s: i for i, s in enumerate(steps)}
+    groups = rec.layers() if by == "layer" else {v: [v] for v in rec.variable_names}
+    names = list(groups)
+    values = np.full((len(steps), len(names)), np.nan)
+    for j, members in enumerate(groups.values()):
+        cols: dict[str, np.ndarray] = {}
+        for key in ("norm", "max", "mean", "size", "weight_norm", "update_norm"):
+            m = np.full((len(steps), len(members)), np.nan)
+            for k, var in enumerate(members):
+                st = rec.gradient_stats(var)
+                series = st.get(key)
+                if series is None:
+                    continue
+                for s, v in zip(st["step"], series):
+                    m[row[s], k] = v
+            cols[key] = m
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if stat == "norm":
+                out = np.sqrt(np.sum(cols["norm"] ** 2, axis=1))
+            elif stat == "max":
+                out = np.max(cols["max"], axis=1)
+            elif stat == "mean":
+                out = np.sum(cols["mean"] * cols["size"], axis=1) / np.sum(cols["size"], axis=1)
+            else:
+                if len(members) == 1 and not np.isfinite(cols["weight_norm"]).any():
+                    st = rec.gradient_stats(members[0])  # from an older to_dict(): the ratio alone
+                    out = np.full(len(steps), np.nan)
+                    for s, v in zip(st["step"], st["update_ratio"]):
+                        out[row[s]] = v
+                else:
+                    moved = np.sqrt(np.sum(cols["update_norm"] ** 2, axis=1))
+                    weights = np.sqrt(np.sum(cols["weight_norm"] ** 2, axis=1))
+                    previous = np.concatenate([[np.nan], weights[:-1]])
+                    out = moved / previous
+        values[:, j] = out
+    return steps, names, values
+
+
+def _is_model(obj: Any) -> bool:
+    return hasattr(obj, "trainable_variables") and not isinstance(obj, Recorder)
+
+
+def _is_pairs(obj: Any) -> bool:
+    import engine as eg
+
+    return isinstance(obj, list | tuple) and len(obj) > 0 and all(
+        isinstance(p, tuple | list) and len(p) == 2 and isinstance(p[1], eg.Variable) for p in obj)
+
+
+class FlowView(PlotWidget):
+    """Gradient flow from a `Recorder` (see `flow`). State: ``step``, ``stat``, ``by``, ``log``."""
+
+    title = "Gradient flow"
+
+    def __init__(self, rec: Recorder, by: str = "layer", stat: str = "norm", log: bool = True,
+                 note: str = "", theme: str | None = None):
+        super().__init__(theme)
+        if not rec.variable_names:
+            raise ValueError(
+                "flow: the recorder holds no gradient statistics; record them with "
+                "rec.record(step, loss=..., grads_and_vars=opt.compute_gradients(...))."
+            )
+        if stat not in STATS:
+            raise ValueError(f"flow: stat must be one of {', '.join(STATS)}, got {stat!r}.")
+        if by not in ("layer", "variable"):
+            raise ValueError(f"flow: by must be 'layer' or 'variable', got {by!r}.")
+        self.recorder = rec
+        self.note = note
+        self._by, self._stat, self._log = by, stat, bool(log)
+        self._data: dict[tuple[str, str], tuple[list[int], list[str], np.ndarray]] = {}
+        self.steps = self._summary("norm")[0]
+        # the right-hand bars: update/weight, or the largest |g| when no update was recorded
+        self._right = "update_ratio" if np.isfinite(summarise(rec, "update_ratio", by)[2]).any() else "max"
+        self._index = len(self.steps) - 1
+        self._figs: dict[tuple, tuple[Any, dict[str, Any], Any]] = {}
+
+    def _summary(self, stat: str) -> tuple[list[int], list[str], np.ndarray]:
+        key = (stat, self._by)
+        if key not in self._data:
+            self._data[key] = summarise(self.recorder, stat, self._by)
+        return self._data[key]
+
+    # ---- state ---------------------------------------------------------------------------------
+    @property
+    def step(self) -> int:
+        """The training step the bars show."""
+        return self.steps[self._index]
+
+    @step.setter
+    def step(self, value: int) -> None:
+        if value not in self.steps:
+            raise ValueError(f"flow: step {value} was not recorded; recorded steps: "
+                             f"{self.steps[0]} … {self.steps[-1]}.")
+        self._index = self.steps.index(value)
+        self._set_control("step", self._index)
+        self._changed()
+
+    @property
+    def stat(self) -> str:
+        return self._stat
+
+    @stat.setter
+    def stat(self, value: str) -> None:
+        if value not in STATS:
+            raise ValueError(f"flow: stat must be one of {', '.join(STATS)}, got {value!r}.")
+        self._stat = value
+        self._set_control("stat", value)
+        self._changed()
+
+    @property
+    def by(self) -> str:
+        return self._by
+
+    @by.setter
+    def by(self, value: str) -> None:
+        if value not in ("layer", "variable"):
+            raise ValueError(f"flow: by must be 'layer' or 'variable', got {value!r}.")
+        self._by = value
+        self._set_control("by", value)
+        self._changed()
+
+    @property
+    def log(self) -> bool:
+        return self._log
+
+    @log.setter
+    def log(self, value: bool) -> None:
+        self._log = bool(value)
+        self._set_control("log", self._log)
+        self._changed()
+
+    @property
+    def names(self) -> list[str]:
+        """The layers (or variables) shown, input side first."""
+        return self._summary("norm")[1]
+
+    def values(self, stat: str | None = None) -> list[float]:
+        """``stat`` (default: the one shown) of each layer/variable at the current step."""
+        return [float(v) for v in self._summary(stat or self._stat)[2][self._index]]
+
+    # ---- controls ------------------------------------------------------------------------------
+    def _controls(self) -> dict[str, Any]:
+        import ipywidgets as w
+
+        controls: dict[str, Any] = {}
+        if len(self.steps) > 1:
+            options = [(str(s), k) for k, s in enumerate(self.steps)]
+            step = w.SelectionSlider(options=options, value=self._index,
+                                     description="step", continuous_update=True,
+                                     layout=w.Layout(width="380px"))
+            step.observe(self._on("_index"), names="value")
+            controls["step"] = step
+            stat = w.Dropdown(options=[(label, key) for key, label in STATS.items()], value=self._stat,
+                              description="lines", layout=w.Layout(width="280px"))
+            stat.observe(self._on("_stat"), names="value")
+            controls["stat"] = stat
+        by = w.ToggleButtons(options=["layer", "variable"], value=self._by, description="per",
+                             style={"button_width": "70px"})
+        by.observe(self._on("_by"), names="value")
+        log = w.Checkbox(value=self._log, description="log scale", indent=False,
+                         layout=w.Layout(width="auto"))
+        log.observe(self._on("_log"), names="value")
+        controls.update(by=by, log=log)
+        return controls
+
+    def _on(self, attr: str) -> Any:
+        def handler(change: dict) -> None:
+            if not self._syncing:
+                setattr(self, attr, change["new"])
+                self._changed()
+        return handler
+
+    # ---- drawing -------------------------------------------------------------------------------
+    def _colors(self, n: int) -> list[Any]:
+        from ._plot import palette
+
+        colors = palette(self.theme)
+        if n <= len(colors["series"]):
+            return colors["series"][:n]
+        from matplotlib import colormaps
+
+        cmap = colormaps["viridis"]
+        return [cmap(x) for x in np.linspace(0.0, 0.9, n)]
+
+    def _make_figure(self) -> tuple[Any, dict[str, Any], list[Any]]:
+        from matplotlib.ticker import MaxNLocator
+
+        from ._plot import log_axis, new_figure, palette, style_axes, wants_log
+
+        colors = palette(self.theme)
+        steps, names, norms = self._summary("norm")
+        lines = self._summary(self._stat)[2]
+        series = self._colors(len(names))
+        many = len(steps) > 1
+        height = max(3.2, 0.75 + 0.26 * len(names))
+        fig = new_figure((10.0 if many else 7.0, height), theme=self.theme, dpi=80)
+        moving: list[Any] = []
+        art: dict[str, Any] = {}
+        y = np.arange(len(names))[::-1]
+        short = [_short(n) for n in names]
+        label_room = 0.1 + 0.011 * max(len(s) for s in short)  # for the bars' labels, in axes widths
+        if many:
+            outer = fig.add_gridspec(1, 2, width_ratios=[1.6, 2.0], wspace=label_room)
+            grid = outer[1].subgridspec(1, 2, wspace=0.2)
+            ax = fig.add_subplot(outer[0])
+            style_axes(ax, self.theme)
+            for j, name in enumerate(names):
+                ax.plot(steps, lines[:, j], color=series[j], lw=1.4, label=_short(name))
+            if self._log and wants_log(lines, span=10.0):
+                log_axis(ax, "y")
+            if self._stat == "update_ratio":
+                ax.axhline(RATIO_GUIDE, color=colors["muted"], lw=0.9, ls="--")
+            ax.set_title(STATS[self._stat], color=colors["text"], fontsize=10, y=1.0)
+            ax.set_xlabel("step", color=colors["muted"], fontsize=9)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            if len(names) <= 10:
+                ax.legend(fontsize=7, frameon=False, labelcolor=colors["text"], loc="best")
+            art["vline"] = ax.axvline(steps[self._index], color=colors["highlight"], lw=1.2, ls=":")
+            moving.append(art["vline"])
+            axn = fig.add_subplot(grid[0])
+            axr = fig.add_subplot(grid[1], sharey=axn)
+        else:
+            grid = fig.add_gridspec(1, 2, wspace=0.2)
+            axn = fig.add_subplot(grid[0])
+            axr = fig.add_subplot(grid[1], sharey=axn)
+        for a in (axn, axr):
+            style_axes(a, self.theme)
+        art["norm_bars"] = axn.barh(y, np.nan_to_num(norms[self._index]), color=series, height=0.7)
+        axn.set_yticks(y)
+        axn.set_yticklabels(short, fontsize=8)
+        axn.set_title("gradient norm", color=colors["text"], fontsize=10, y=1.0)
+        right = self._summary(self._right)[2]
+        art["ratio_bars"] = axr.barh(y, np.nan_to_num(right[self._index]), color=series, height=0.7,
+                                     alpha=0.85)
+        axr.tick_params(labelleft=False)
+        axr.set_title("update / weight" if self._right == "update_ratio" else "largest |g|",
+                      color=colors["text"], fontsize=10, y=1.0)
+        if self._right == "update_ratio":
+            axr.axvline(RATIO_GUIDE, color=colors["muted"], lw=0.9, ls="--")
+        for a, data in ((axn, norms), (axr, right)):
+            finite = data[np.isfinite(data) & (data > 0)]
+            guide = a is axr and self._right == "update_ratio"
+            if self._log and (wants_log(data) or guide) and finite.size:
+                lo = 10.0 ** math.floor(math.log10(finite.min()))
+                hi = 10.0 ** math.ceil(math.log10(finite.max() * 1.05))
+                if guide:
+                    lo, hi = min(lo, RATIO_GUIDE / 10), max(hi, RATIO_GUIDE * 10)
+                log_axis(a, "x", (lo, hi))
+                for bar in art["norm_bars" if a is axn else "ratio_bars"]:
+                    bar.set_x(lo / 10)  # log axes: bars start off the left edge
+            else:
+                a.set_xlim(0, 1.08 * (finite.max() if finite.size else 1.0))
+        for bar_key in ("norm_bars", "ratio_bars"):
+            moving += list(art[bar_key])
+        art["step_text"] = fig.text(0.995, 0.01, "", ha="right", va="bottom", fontsize=8,
+                                    color=colors["muted"])
+        moving.append(art["step_text"])
+        if self.note:
+            fig.text(0.01, 0.01, self.note, ha="left", va="bottom", fontsize=8, color=colors["muted"])
+        left = min(0.3, 0.07 + 0.0065 * max(len(s) for s in short)) if not many else 0.06
+        fig.subplots_adjust(left=left, right=0.98, top=0.9, bottom=0.14)
+        return fig, art, moving
+
+    def _update(self, art: dict[str, Any]) -> None:
+        steps, _, norms = self._summary("norm")
+        ratios = self._summary(self._right)[2]
+        k = self._index
+        if "vline" in art:
+            art["vline"].set_xdata([steps[k], steps[k]])
+        for key, data in (("norm_bars", norms), ("ratio_bars", ratios)):
+            for bar, v in zip(art[key], data[k]):
+                left = bar.get_x()
+                bar.set_width(max(v - left, 0.0) if np.isfinite(v) else 0.0)
+        art["step_text"].set_text(f"step {steps[k]}")
+
+    def _figure(self) -> Any:
+        fig, art, _ = self._make_figure()
+        self._update(art)
+        return fig
+
+    def _draw(self) -> bytes:
+        from ._plot import Blitter
+
+        key = (self._by, self._stat, self._log)
+        if key not in self._figs:
+            if len(self._figs) > 8:
+                self._figs.clear()
+            fig, art, moving = self._make_figure()
+            self._figs[key] = (fig, art, Blitter(fig, moving))
+        fig, art, blitter = self._figs[key]
+        self._update(art)
+        return blitter.render()
+
+    def _weight_norms(self) -> np.ndarray:
+        """‖w‖ per layer/variable and step (√Σ‖w_i‖² over a layer's variables)."""
+        rec = self.recorder
+        steps, names, _ = self._summary("norm")
+        row = {s: i for i, s in enumerate(steps)}
+        groups = rec.layers() if self._by == "layer" else {v: [v] for v in rec.variable_names}
+        out = np.full((len(steps), len(names)), np.nan)
+        for j, members in enumerate(groups.values()):
+            total = np.zeros(len(steps))
+            for var in members:
+                st = rec.gradient_stats(var)
+                col = np.full(len(steps), np.nan)
+                for s, v in zip(st["step"], st.get("weight_norm", [])):
+                    col[row[s]] = v
+                total = total + col ** 2
+            out[:, j] = np.sqrt(total)
+        return out
+
+    def _panel(self) -> str:
+        from ._plot import fmt
+
+        steps, names, norms = self._summary("norm")
+        ratios = self._summary("update_ratio")[2]
+        maxes = self._summary("max")[2]
+        weights = self._weight_norms()
+        k = self._index
+        rows = []
+        for j, name in enumerate(names):
+            ratio = ratios[k, j]
+            flag = ""
+            if np.isfinite(ratio) and ratio > 0:
+                if ratio > 30 * RATIO_GUIDE:
+                    flag = " <span style='color:#d1242f'>(large steps)</span>"
+                elif ratio < RATIO_GUIDE / 30:
+                    flag = " <span style='color:#9a6700'>(barely moving)</span>"
+            if not np.isfinite(norms[k, j]):
+                flag += " <span style='color:#d1242f'>(no / non-finite gradient)</span>"
+            rows.append(f"<tr><td style='text-align:left'>{html.escape(name)}</td><td>{fmt(norms[k, j])}</td>"
+                        f"<td>{fmt(maxes[k, j])}</td><td>{fmt(weights[k, j])}</td>"
+                        f"<td>{fmt(ratio)}{flag}</td></tr>")
+        head = ("<tr><th>" + ("layer" if self._by == "layer" else "variable") +
+                "</th><th>‖g‖</th><th>max |g|</th><th>‖w‖</th><th>‖Δw‖/‖w‖</th></tr>")
+        note = f"<div>{html.escape(self.note)}</div>" if self.note else ""
+        return (f"<div style='font-size:12px'>{note}<b>step {steps[k]}</b>"
+                "<style>.gv-fl td,.gv-fl th{padding:1px 8px;text-align:right}</style>"
+                f"<table class='gv-fl'>{head}{''.join(rows)}</table></div>")
+
+
+def _short(name: str, width: int = 28) -> str:
+    return name if len(name) <= width else "…" + name[-(width - 1):]
+
+
+# ---- gradient magnitude on the graph's edges -----------------------------------------------------------
+
+def edge_magnitudes(model: Any) -> dict[tuple[str, str], float]:
+    """The L2 norm of the gradient flowing along each edge of a `gradviz.model.GraphModel`.
+
+    For an op → tensor edge: the gradient arriving at the op's output (upstream); for a
+    tensor → op edge: what that op contributes to the tensor's gradient (the engine's VJP). The
+    backward pass is replayed from the model's targets with `gradviz.trace.backward_steps`.
+    """
+    from .trace import backward_steps
+
+    targets = [model.nodes[t].tensor for t in model.targets if model.nodes[t].tensor is not None]
+    if not targets:
+        raise ValueError("flow: the graph has no target to take gradients of; pass one: gv.flow(y, tape).")
+    steps, _ = backward_steps(list(model.records), targets)
+    out: dict[tuple[str, str], float] = {}
+
+    def norm(a: np.ndarray) -> float:
+        a = np.asarray(a)
+        return float(np.sqrt(np.sum(np.abs(a.astype(np.float64) if a.dtype.kind != "c" else a) ** 2)))
+
+    for step in steps:
+        op = model.op_id(step.record)
+        key = (op, model.tensor_id(step.record.output.id))
+        out[key] = out.get(key, 0.0) + norm(step.upstream)  # (collapsed groups: summed over members)
+        for c in step.contributions:
+            key = (model.tensor_id(c.key), op)
+            out[key] = out.get(key, 0.0) + norm(c.value)
+    return out
+
+
+def edge_attributes(model: Any, min_width: float = 0.6, max_width: float = 7.0,
+                    theme: str | None = None) -> Any:
+    """A ``to_dot(..., edge_attrs=...)`` callback: pen width grows with log ‖gradient‖ along the edge.
+
+    Widths are scaled between the smallest and largest non-zero magnitude in the graph (a log scale:
+    gradients often span many decades); an edge with no gradient is thin and dashed, a non-finite
+    one red. The tooltip gives the number.
+    """
+    from ._plot import palette
+
+    mags = edge_magnitudes(model)
+    finite = [v for v in mags.values() if math.isfinite(v) and v > 0]
+    lo, hi = (math.log10(min(finite)), math.log10(max(finite))) if finite else (0.0, 0.0)
+    bad = palette(theme)["bad"]
+
+    def attrs(edge: Any) -> dict[str, str] | None:
+        v = mags.get((edge.src, edge.dst))
+        if v is None:
+            return None
+        if not math.isfinite(v):
+            return {"penwidth": f"{max_width:.2f}", "color": bad, "tooltip": f"gradient norm {v}"}
+        if v == 0:
+            return {"penwidth": f"{min_width:.2f}", "style": "dashed", "tooltip": "gradient norm 0"}
+        frac = 1.0 if hi == lo else (math.log10(v) - lo) / (hi - lo)
+        width = min_width + frac * (max_width - min_width)
+        return {"penwidth": f"{width:.2f}", "tooltip": f"gradient norm {v:.4g}"}
+
+    return attrs
+
+
+def flow_graph(target: Any, tape: Any = None, names: Any = None, theme: str = "auto") -> Any:
+    """``gv.graph(target, tape, names)`` with each edge as wide as the gradient flowing along it."""
+    from .graph import GraphView, graph
+
+    base = graph(target, tape, names=names, theme=theme)
+    return GraphView(base.full_model, show=base.show, theme=theme, rankdir=base.rankdir, edge_magnitude=True)
+
+
+# ---- the entry point -----------------------------------------------------------------------------------
+
+def flow(source: Any, tape: Any = None, *, loss: Any = None, names: Any = None, by: str = "layer",
+         stat: str = "norm", log: bool = True, theme: str | None = None) -> Any:
+    """Gradient flow.
+
+    ``source``:
+    - a `gv.Recorder` (or its ``to_dict()``): per-layer gradient norms and update/weight ratios over
+      the recorded steps, with a step slider;
+    - a model (anything with ``trainable_variables``, e.g. ``eg.layers.Sequential``) with ``loss``, a
+      zero-argument function returning the loss: the gradient magnitude of every variable now;
+    - a list of ``(gradient, variable)`` pairs (what ``opt.compute_gradients`` returns): the same;
+    - a target tensor with the ``tape`` that recorded it: the graph with edges as wide as the gradient
+      flowing along them.
+
+    ``by``: "layer" (variables grouped by name scope, ``dense_1/kernel`` → ``dense_1``) or "variable";
+    ``stat``: what the line panel shows ("norm", "max", "update_ratio"); ``log``: log scales.
+    """
+    import engine as eg
+
+    if isinstance(source, dict) and "gradients" in source:
+        source = Recorder.from_dict(source)
+    if isinstance(source, Recorder):
+        return FlowView(source, by=by, stat=stat, log=log, theme=theme)
+    if isinstance(source, eg.Tensor) or isinstance(source, eg.GradientTape):
+        return flow_graph(source, tape, names=names, theme=theme or "auto")
+    if _is_pairs(source):
+        rec = Recorder()
+        rec.record(0, grads_and_vars=list(source))
+        return FlowView(rec, by=by, stat=stat, log=log, theme=theme,
+                        note="one step: the gradients given (update/weight needs two records)")
+    if _is_model(source):
+        variables = [v for v in source.trainable_variables if getattr(v, "trainable", True)]
+        if not variables:
+            raise ValueError("flow: the model has no trainable variables (has it been called once, so "
+                             "that its layers made their weights?).")
+        rec = Recorder()
+        if loss is None:
+            rec.record(0, grads_and_vars=[(None, v) for v in variables])
+            return FlowView(rec, by=by, stat=stat, log=log, theme=theme,
+                            note="no loss given: pass loss=lambda: ... to see the gradients")
+        with eg.GradientTape() as t:
+            value = loss()
+        if not isinstance(value, eg.Tensor):
+            raise TypeError(f"flow: loss() must return the loss tensor, got {type(value).__name__}.")
+        grads = t.gradient(value, variables)
+        rec.record(0, loss=value, grads_and_vars=list(zip(grads, variables)))
+        return FlowView(rec, by=by, stat=stat, log=log, theme=theme,
+                        note=f"gradients of the loss ({float(value.numpy().reshape(-1)[0]):.4g}) now")
+    raise TypeError(
+        f"flow: cannot show {type(source).__name__}; pass a gv.Recorder, a model with loss=..., a list of "
+        "(gradient, variable) pairs, or a target tensor with its tape."
+    )
+

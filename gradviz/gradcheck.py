@@ -1,0 +1,334 @@
+"""`gv.check_gradients(f, *args)`: the engine's gradients against central differences, in float64.
+
+For each input, element by element: the analytic gradient (``eg.gradients_function(f)``, the
+engine's backward pass) beside the numerical one, ``(f(x + h) − f(x − h)) / 2h``, their difference
+and relative error, coloured pass / fail, with a summary. The returned object also carries the
+numbers, for exercises: ``.ok``, ``.max_rel_error``, ``.analytic``, ``.numeric``.
+
+>>> import engine as eg, gradviz as gv
+>>> check = gv.check_gradients(lambda x, y: x * x - 2 * x * y + 3 * y, 2.0, 1.0)
+>>> check.ok, [float(g) for g in check.analytic]
+(True, [2.0, -1.0])
+>>> check.max_rel_error < 1e-8
+True
+
+A non-scalar ``f`` is differentiated as the sum of its elements (what ``tape.gradient`` does).
+"""
+
+from __future__ import annotations
+
+import html
+import inspect
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ._plotwidget import PlotWidget
+
+__all__ = ["check_gradients", "GradientCheck"]
+
+
+def _names(f: Callable, n: int) -> list[str]:
+    try:
+        params = [p for p in inspect.signature(f).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params[:n]]
+    return names + [f"arg{k}" for k in range(len(names), n)]
+
+
+def _as_float64(a: Any, name: str) -> np.ndarray:
+    array = np.array(a.numpy() if hasattr(a, "numpy") else a, dtype=np.float64, copy=True)
+    if array.dtype.kind not in "f":
+        raise TypeError(f"check_gradients: input {name!r} is not numeric.")
+    return array
+
+
+def _call(f: Callable, arrays: Sequence[np.ndarray]) -> Any:
+    """f on float64 tensors; its value (the sum of its elements) as a float, and the tensor."""
+    import engine as eg
+
+    out = f(*[eg.constant(a) for a in arrays])
+    if not isinstance(out, eg.Tensor):
+        raise TypeError(f"check_gradients: f must return an engine Tensor, got {type(out).__name__}.")
+    return out
+
+
+class GradientCheck(PlotWidget):
+    """The result of `check_gradients`: a table per input, a picture, and the numbers.
+
+    Attributes: ``ok`` (every checked element within tolerance), ``max_rel_error``, ``analytic``,
+    ``numeric``, ``abs_error``, ``rel_error``, ``passed`` (one array per input), ``names``, ``value``
+    (f at the inputs), ``checked`` (the flat indices checked per input: all, unless sampled).
+    """
+
+    title = "Gradient check"
+
+    def __init__(self, f: Callable, args: Sequence[Any], eps: float = 1e-6, rtol: float = 1e-5,
+                 atol: float = 1e-7, max_elements: int = 2000, seed: int = 0, theme: str | None = None):
+        import engine as eg
+
+        super().__init__(theme)
+        if not callable(f):
+            raise TypeError(f"check_gradients: f must be a function, got {type(f).__name__}.")
+        if not args:
+            raise ValueError("check_gradients: give the inputs to check at: check_gradients(f, x, y).")
+        self.names = _names(f, len(args))
+        self.inputs = [_as_float64(a, n) for a, n in zip(args, self.names)]
+        self.eps, self.rtol, self.atol = float(eps), float(rtol), float(atol)
+        try:
+            value = _call(f, self.inputs)
+            grads = eg.gradients_function(f)(*[eg.constant(a) for a in self.inputs])
+        except TypeError as exc:
+            raise TypeError(
+                f"check_gradients runs f in float64, and f failed: {exc} (Make constants inside f with "
+                "plain Python numbers, or with dtype=x.dtype.)"
+            ) from exc
+        self.value = value.numpy()
+        self.none_gradient = [g is None for g in grads]
+        self.analytic = [np.zeros_like(a) if g is None else np.asarray(g.numpy(), dtype=np.float64)
+                         for g, a in zip(grads, self.inputs)]
+        rng = np.random.default_rng(seed)
+        self.checked: list[np.ndarray] = []
+        self.numeric: list[np.ndarray] = []
+        for k, a in enumerate(self.inputs):
+            idx = np.arange(a.size)
+            if a.size > max_elements:
+                idx = np.sort(rng.choice(a.size, size=max_elements, replace=False))
+            self.checked.append(idx)
+            self.numeric.append(self._differences(f, k, idx))
+        self.abs_error, self.rel_error, self.passed = [], [], []
+        for k, idx in enumerate(self.checked):
+            a = self.analytic[k].reshape(-1)[idx]
+            n = self.numeric[k].reshape(-1)[idx]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                diff = np.abs(a - n)
+                scale = np.maximum(np.abs(a), np.abs(n))
+                rel = np.where(scale > self.atol, diff / np.where(scale > 0, scale, 1.0), 0.0)
+                rel = np.where(np.isfinite(a) & np.isfinite(n), rel, np.nan)
+                passed = (diff <= self.atol + self.rtol * scale) & np.isfinite(rel)
+            self.abs_error.append(diff)
+            self.rel_error.append(rel)
+            self.passed.append(passed)
+        all_rel = np.concatenate(self.rel_error) if self.rel_error else np.zeros(0)
+        worst = all_rel.max() if all_rel.size else 0.0
+        self.max_rel_error = float(np.nan if np.isnan(all_rel).any() else worst)
+        self.ok = bool(all(p.all() for p in self.passed))
+        self._input = 0
+        self._failures_only = False
+
+    def _differences(self, f: Callable, k: int, idx: np.ndarray) -> np.ndarray:
+        """Central differences of sum(f) with respect to input ``k`` at the flat indices ``idx``."""
+        base = self.inputs
+        out = np.full(base[k].shape, np.nan)
+        flat_out = out.reshape(-1)
+        for i in idx:
+            x = base[k].reshape(-1)
+            h = self.eps * max(1.0, abs(float(x[i])))
+            plus, minus = x.copy(), x.copy()
+            plus[i] += h
+            minus[i] -= h
+            args_p = list(base)
+            args_m = list(base)
+            args_p[k] = plus.reshape(base[k].shape)
+            args_m[k] = minus.reshape(base[k].shape)
+            fp = float(np.sum(_call(f, args_p).numpy(), dtype=np.float64))
+            fm = float(np.sum(_call(f, args_m).numpy(), dtype=np.float64))
+            flat_out[i] = (fp - fm) / (2 * h)
+        return out
+
+    # ---- state ---------------------------------------------------------------------------------
+    @property
+    def input(self) -> str:
+        """The input whose table is shown."""
+        return self.names[self._input]
+
+    @input.setter
+    def input(self, name: str) -> None:
+        if name not in self.names:
+            raise ValueError(f"check_gradients: no input {name!r}; inputs: {', '.join(self.names)}.")
+        self._input = self.names.index(name)
+        self._set_control("input", self._input)
+        self._changed()
+
+    @property
+    def failures_only(self) -> bool:
+        return self._failures_only
+
+    @failures_only.setter
+    def failures_only(self, value: bool) -> None:
+        self._failures_only = bool(value)
+        self._set_control("failures_only", self._failures_only)
+        self._changed()
+
+    def rows(self, name: str | None = None) -> list[dict[str, Any]]:
+        """The checked elements of one input: index, x, analytic, numeric, abs_error, rel_error, ok."""
+        k = self._input if name is None else self.names.index(name)
+        shape = self.inputs[k].shape
+        out = []
+        for j, i in enumerate(self.checked[k]):
+            out.append({
+                "index": tuple(int(v) for v in np.unravel_index(i, shape)) if shape else (),
+                "x": float(self.inputs[k].reshape(-1)[i]),
+                "analytic": float(self.analytic[k].reshape(-1)[i]),
+                "numeric": float(self.numeric[k].reshape(-1)[i]),
+                "abs_error": float(self.abs_error[k][j]),
+                "rel_error": float(self.rel_error[k][j]),
+                "ok": bool(self.passed[k][j]),
+            })
+        return out
+
+    def summary(self) -> str:
+        """One line: how many elements agree, and the largest relative error."""
+        total = sum(len(p) for p in self.passed)
+        bad = sum(int((~p).sum()) for p in self.passed)
+        sampled = any(len(c) < a.size for c, a in zip(self.checked, self.inputs))
+        what = f"{total} checked elements" + (" (a random sample of the larger inputs)" if sampled else "")
+        err = "nan" if math.isnan(self.max_rel_error) else f"{self.max_rel_error:.2e}"
+        if self.ok:
+            return f"✓ all {what} agree; largest relative error {err}"
+        return f"✗ {bad} of {what} disagree; largest relative error {err}"
+
+    def __repr__(self) -> str:
+        return f"<GradientCheck ok={self.ok} max_rel_error={self.max_rel_error:.3g} inputs={self.names}>"
+
+    # ---- controls ------------------------------------------------------------------------------
+    def _controls(self) -> dict[str, Any]:
+        import ipywidgets as w
+
+        controls: dict[str, Any] = {}
+        if len(self.names) > 1:
+            pick = w.Dropdown(options=[(n, k) for k, n in enumerate(self.names)], value=self._input,
+                              description="input", layout=w.Layout(width="220px"))
+            pick.observe(self._on_input, names="value")
+            controls["input"] = pick
+        only = w.Checkbox(value=self._failures_only, description="failures only", indent=False,
+                          layout=w.Layout(width="auto"))
+        only.observe(self._on_only, names="value")
+        controls["failures_only"] = only
+        return controls
+
+    def _on_input(self, change: dict) -> None:
+        if not self._syncing:
+            self._input = int(change["new"])
+            self._changed()
+
+    def _on_only(self, change: dict) -> None:
+        if not self._syncing:
+            self._failures_only = bool(change["new"])
+            self._changed()
+
+    # ---- drawing -------------------------------------------------------------------------------
+    def _figure(self) -> Any:
+        from matplotlib.ticker import MaxNLocator
+
+        from ._plot import log_axis, new_figure, palette, style_axes
+
+        colors = palette(self.theme)
+        fig = new_figure((8.0, 2.8), theme=self.theme, dpi=80)
+        ax, axr = fig.subplots(1, 2, gridspec_kw={"wspace": 0.3})
+        for a in (ax, axr):
+            style_axes(a, self.theme)
+        every = []
+        offset = 0
+        for k, name in enumerate(self.names):
+            idx = self.checked[k]
+            a = self.analytic[k].reshape(-1)[idx]
+            n = self.numeric[k].reshape(-1)[idx]
+            color = colors["series"][k % len(colors["series"])]
+            ax.scatter(n, a, s=14, color=color, label=name, zorder=3)
+            bad = ~self.passed[k]
+            if bad.any():
+                ax.scatter(n[bad], a[bad], s=60, facecolors="none", edgecolors=colors["bad"], zorder=4)
+            rel = self.rel_error[k]
+            xs = np.arange(offset, offset + len(idx))
+            shown = np.where(np.isfinite(rel), np.maximum(rel, 1e-17), np.nan)
+            dots = np.where(self.passed[k], color, colors["bad"]).tolist()
+            axr.scatter(xs, shown, s=10, color=dots, zorder=3)
+            offset += len(idx)
+            every += [a, n]
+        values = np.concatenate(every) if every else np.zeros(1)
+        values = values[np.isfinite(values)]
+        lo, hi = (float(values.min()), float(values.max())) if values.size else (-1.0, 1.0)
+        pad = 0.05 * (hi - lo) if hi > lo else 1.0
+        ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color=colors["muted"], lw=1, ls="--", zorder=2)
+        ax.set_xlabel("numerical (central differences)", color=colors["muted"], fontsize=8)
+        ax.set_ylabel("analytic (engine)", color=colors["muted"], fontsize=8)
+        ax.set_title("analytic vs numerical", color=colors["text"], fontsize=10, y=1.0)
+        if len(self.names) > 1:
+            ax.legend(fontsize=7, frameon=False, labelcolor=colors["text"])
+        log_axis(axr, "y", (1e-17, 1.0))
+        axr.axhline(self.rtol, color=colors["threshold"], lw=1, ls="--")
+        axr.set_xlabel("element (inputs one after another)", color=colors["muted"], fontsize=8)
+        axr.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axr.set_title(f"relative error (tolerance {self.rtol:g})", color=colors["text"], fontsize=10, y=1.0)
+        fig.subplots_adjust(left=0.09, right=0.98, top=0.88, bottom=0.18)
+        return fig
+
+    def _draw(self) -> bytes:
+        from ._plot import png_bytes
+
+        if not hasattr(self, "_png_cache"):
+            self._png_cache = png_bytes(self._figure())  # the picture does not depend on the controls
+        return self._png_cache
+
+    def _panel(self, limit: int = 40) -> str:
+        from ._plot import fmt
+
+        good, bad = "rgba(26,127,55,.13)", "rgba(209,36,47,.16)"
+        k = self._input
+        rows = self.rows()
+        if self._failures_only:
+            rows = [r for r in rows if not r["ok"]]
+        note = ""
+        if len(rows) > limit:
+            rows = sorted(rows, key=lambda r: -(r["rel_error"] if math.isfinite(r["rel_error"]) else np.inf))
+            note = f"showing the {limit} largest relative errors of {len(rows)} elements"
+            rows = rows[:limit]
+        body = []
+        for r in rows:
+            index = ", ".join(map(str, r["index"])) or "—"
+            body.append(
+                f"<tr style='background:{good if r['ok'] else bad}'><td>[{index}]</td>"
+                f"<td>{fmt(r['x'], 6)}</td>"
+                f"<td>{fmt(r['analytic'], 8)}</td><td>{fmt(r['numeric'], 8)}</td>"
+                f"<td>{fmt(r['abs_error'], 2)}</td><td>{fmt(r['rel_error'], 2)}</td>"
+                f"<td>{'✓' if r['ok'] else '✗'}</td></tr>")
+        if not body:
+            body.append("<tr><td colspan='7'>no failures</td></tr>")
+        head = ("<tr><th>index</th><th>x</th><th>analytic</th><th>numerical</th><th>|difference|</th>"
+                "<th>relative error</th><th></th></tr>")
+        nones = [n for n, none in zip(self.names, self.none_gradient) if none]
+        none_note = (f"<br/><i>The engine's gradient for {html.escape(', '.join(nones))} is None (f does not "
+                     "depend on it); compared as 0.</i>" if nones else "")
+        color = "#1a7f37" if self.ok else "#d1242f"
+        return (
+            "<style>.gv-gc td,.gv-gc th{padding:1px 8px;text-align:right;font-family:monospace}</style>"
+            f"<div style='font-size:12px'><b style='color:{color}'>{html.escape(self.summary())}</b><br/>"
+            f"f = {html.escape(fmt(self.value))}; h = {self.eps:g}·max(1, |x|); pass when |difference| ≤ "
+            f"{self.atol:g} + {self.rtol:g}·max(|analytic|, |numerical|)"
+            f"{none_note}<br/><b>input {html.escape(self.names[k])}</b> shape {self.inputs[k].shape} "
+            f"{html.escape(note)}<table class='gv-gc'>{head}{''.join(body)}</table></div>"
+        )
+
+
+def check_gradients(f: Callable[..., Any], *args: Any, eps: float = 1e-6, rtol: float = 1e-5,
+                    atol: float = 1e-7, max_elements: int = 2000, seed: int = 0,
+                    theme: str | None = None) -> GradientCheck:
+    """Compare ``f``'s analytic gradients (the engine's) with central differences, in float64.
+
+    ``args``: the point to check at (numbers, lists, arrays or tensors; all converted to float64).
+    ``eps``: the step, scaled by ``max(1, |x|)``; an element passes when
+    ``|analytic − numerical| ≤ atol + rtol·max(|analytic|, |numerical|)``. Inputs with more than
+    ``max_elements`` elements are checked on a random sample of that many (``seed``).
+
+    >>> import engine as eg
+    >>> bad = check_gradients(lambda x: eg.relu(x), [0.0, 2.0])    # relu has a kink at 0
+    >>> bad.ok
+    False
+    """
+    return GradientCheck(f, args, eps=eps, rtol=rtol, atol=atol, max_elements=max_elements, seed=seed,
+                         theme=theme)

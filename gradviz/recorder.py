@@ -1,0 +1,279 @@
+"""`Recorder`: scalars and per-variable gradient statistics, step by step.
+
+What TensorBoard's scalar summaries did in the seeds (``x`` and ``dydx`` written every epoch), kept
+in memory and drawn in the notebook: ``rec.plot()`` for the scalars, ``gv.flow(rec)`` for the
+gradients.
+
+>>> import engine as eg, gradviz as gv
+>>> w = eg.Variable([3.0, 4.0], name="w")
+>>> rec = gv.Recorder()
+>>> for step in range(3):
+...     with eg.GradientTape() as tape:
+...         loss = eg.sum(w * w)
+...     g = tape.gradient(loss, w)
+...     rec.record(step, loss=loss, grads_and_vars=[(g, w)], lr=0.1)
+...     _ = w.assign_sub(0.1 * g)
+>>> [round(v, 2) for v in rec.scalar("loss")[1]]
+[25.0, 16.0, 10.24]
+>>> round(rec.gradient_stats("w")["norm"][0], 3)
+10.0
+
+Statistics per variable and step (computed on the host in float64 from the engine's gradient):
+``norm`` (L2 norm of the gradient), ``mean`` (mean of the gradient), ``max`` (largest absolute
+entry), ``update_ratio`` (‖w_now − w_prev‖ / ‖w_prev‖ between this record and the previous one
+of the same variable: how much the optimizer moved the weights, relative to their size; NaN at the
+first record). A ``None`` gradient (the variable did not affect the loss) is recorded as NaN, as are
+NaN/inf gradients themselves: nothing is turned into a number it is not.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Recorder", "GRADIENT_STATS"]
+
+#: The statistics kept for every variable at every step.
+GRADIENT_STATS = ("norm", "mean", "max", "update_ratio")
+#: Kept too, so that layers (groups of variables) can be summarised exactly.
+_EXTRA = ("weight_norm", "update_norm", "size")
+
+
+def _as_float(value: Any, name: str) -> float:
+    """A recorded scalar as a Python float (a one-element tensor/array, or a number)."""
+    array = np.asarray(value)
+    if array.size != 1:
+        raise ValueError(
+            f"Recorder.record: the scalar {name!r} has shape {array.shape}; only one-element values "
+            f"can be recorded as scalars (e.g. eg.mean(t) or t.item())."
+        )
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"Recorder.record: the scalar {name!r} is {array.dtype}, not a number.")
+    return float(array.reshape(()))
+
+
+def _host(t: Any) -> np.ndarray:
+    """A host float64 copy of a tensor / array (reading a Variable this way records nothing)."""
+    return np.array(t, dtype=np.float64, copy=True)
+
+
+def _variable_name(var: Any, index: int) -> str:
+    name = getattr(var, "name", None)
+    return str(name) if name else f"variable_{index}"
+
+
+def layer_of(name: str) -> str:
+    """The layer (name scope) a variable belongs to: ``"dense_1/kernel"`` → ``"dense_1"``."""
+    return name.rsplit("/", 1)[0] if "/" in name else name
+
+
+class Recorder:
+    """Keeps scalars and gradient statistics per step; what TensorBoard summaries did.
+
+    ``record(step, loss=None, grads_and_vars=None, **scalars)``: call it once per step (before or
+    after ``apply_gradients``, but always at the same point of the loop).
+    """
+
+    def __init__(self) -> None:
+        self._scalars: dict[str, tuple[list[int], list[float]]] = {}
+        self._grads: dict[str, dict[str, list[float]]] = {}
+        self._var_names: dict[int, str] = {}  # id(variable) → its unique name in this recorder
+        self._last: dict[str, np.ndarray] = {}  # the variable's value at its previous record
+        self._steps: list[int] = []
+
+    # ---- recording ----------------------------------------------------------------------------
+    def record(self, step: int, loss: Any = None, grads_and_vars: Iterable[tuple[Any, Any]] | None = None,
+               **scalars: Any) -> None:
+        """Keep ``loss``, the other ``scalars`` and the statistics of each ``(gradient, variable)``.
+
+        >>> rec = Recorder()
+        >>> rec.record(0, loss=1.5, accuracy=0.25)
+        >>> rec.scalar_names
+        ['loss', 'accuracy']
+        """
+        step = int(step)
+        if not self._steps or self._steps[-1] != step:
+            self._steps.append(step)
+        if loss is not None:
+            scalars = {"loss": loss, **scalars}
+        for name, value in scalars.items():
+            if value is None:
+                continue
+            steps, values = self._scalars.setdefault(name, ([], []))
+            steps.append(step)
+            values.append(_as_float(value, name))
+        if grads_and_vars is not None:
+            self._record_gradients(step, grads_and_vars)
+
+    def _record_gradients(self, step: int, grads_and_vars: Iterable[tuple[Any, Any]]) -> None:
+        pairs = list(grads_and_vars)
+        for index, pair in enumerate(pairs):
+            try:
+                grad, var = pair
+            except (TypeError, ValueError):
+                raise TypeError(
+                    "Recorder.record: grads_and_vars must be a list of (gradient, variable) pairs, as "
+                    f"opt.compute_gradients returns; item {index} is {type(pair).__name__}."
+                ) from None
+            name = self._name_for(var, index)
+            stats = self._grads.setdefault(name, {"step": [], **{s: [] for s in GRADIENT_STATS + _EXTRA}})
+            if grad is None:
+                norm = mean = largest = math.nan
+            else:
+                g = _host(grad)
+                norm = float(np.sqrt(np.sum(g * g))) if g.size else 0.0
+                mean = float(np.mean(g)) if g.size else math.nan
+                largest = float(np.max(np.abs(g))) if g.size else 0.0
+            value = _host(var)
+            weight_norm = float(np.sqrt(np.sum(value * value)))
+            previous = self._last.get(name)
+            if previous is None or previous.shape != value.shape:
+                ratio = moved = math.nan
+            else:
+                base = float(np.sqrt(np.sum(previous * previous)))
+                moved = float(np.sqrt(np.sum((value - previous) ** 2)))
+                ratio = moved / base if base > 0 else (0.0 if moved == 0 else math.inf)
+            self._last[name] = value
+            stats["step"].append(step)
+            stats["norm"].append(norm)
+            stats["mean"].append(mean)
+            stats["max"].append(largest)
+            stats["update_ratio"].append(ratio)
+            stats["weight_norm"].append(weight_norm)
+            stats["update_norm"].append(moved)
+            stats["size"].append(float(value.size))
+
+    def _name_for(self, var: Any, index: int) -> str:
+        key = id(var)
+        if key in self._var_names:
+            return self._var_names[key]
+        base = _variable_name(var, index)
+        name, k = base, 1
+        while name in self._var_names.values():  # two variables with one name: keep both apart
+            k += 1
+            name = f"{base}_{k}"
+        self._var_names[key] = name
+        return name
+
+    # ---- reading ------------------------------------------------------------------------------
+    @property
+    def steps(self) -> list[int]:
+        """Every step recorded so far, in order."""
+        return list(self._steps)
+
+    @property
+    def scalar_names(self) -> list[str]:
+        return list(self._scalars)
+
+    @property
+    def variable_names(self) -> list[str]:
+        """The variables with gradient statistics, in the order they were first recorded."""
+        return list(self._grads)
+
+    def layers(self) -> dict[str, list[str]]:
+        """Variable names grouped by layer (name scope), in order: ``{"dense_1": ["dense_1/kernel", …]}``."""
+        groups: dict[str, list[str]] = {}
+        for name in self._grads:
+            groups.setdefault(layer_of(name), []).append(name)
+        return groups
+
+    def scalar(self, name: str) -> tuple[list[int], list[float]]:
+        """``(steps, values)`` of one scalar."""
+        if name not in self._scalars:
+            raise KeyError(f"No scalar {name!r} was recorded; recorded: {self.scalar_names}.")
+        steps, values = self._scalars[name]
+        return list(steps), list(values)
+
+    def gradient_stats(self, variable: str) -> dict[str, list[float]]:
+        """``{"step": [...], "norm": [...], "mean": [...], "max": [...], "update_ratio": [...]}``
+        (plus ``weight_norm``, ``update_norm`` = ‖w − w_prev‖ and ``size``, for summaries by layer)."""
+        if variable not in self._grads:
+            raise KeyError(f"No gradients were recorded for {variable!r}; recorded: {self.variable_names}.")
+        return {k: list(v) for k, v in self._grads[variable].items()}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything recorded, as plain lists (JSON-ready; NaN stays NaN)."""
+        return {
+            "steps": self.steps,
+            "scalars": {n: {"step": list(s), "value": list(v)} for n, (s, v) in self._scalars.items()},
+            "gradients": {n: {k: list(v) for k, v in st.items()} for n, st in self._grads.items()},
+        }
+
+    @property
+    def history(self) -> dict[str, Any]:
+        """The same as `to_dict()`."""
+        return self.to_dict()
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Recorder:
+        """A recorder holding what `to_dict()` returned (e.g. loaded from JSON)."""
+        rec = cls()
+        rec._steps = [int(s) for s in data.get("steps", [])]
+        for name, series in data.get("scalars", {}).items():
+            rec._scalars[name] = ([int(s) for s in series["step"]], [float(v) for v in series["value"]])
+        for name, stats in data.get("gradients", {}).items():
+            rec._grads[name] = {"step": [int(s) for s in stats["step"]],
+                                **{s: [float(v) for v in stats[s]] for s in GRADIENT_STATS + _EXTRA
+                                   if s in stats}}
+        return rec
+
+    def __len__(self) -> int:
+        return len(self._steps)
+
+    def __repr__(self) -> str:
+        return (f"<Recorder {len(self._steps)} steps, scalars {self.scalar_names}, "
+                f"{len(self._grads)} variables with gradient statistics>")
+
+    # ---- drawing ------------------------------------------------------------------------------
+    def plot(self, names: Iterable[str] | None = None, log: bool | None = None, theme: str | None = None):
+        """A matplotlib `Figure` with one panel per scalar (all of them unless ``names`` is given).
+
+        ``log``: logarithmic y axis (default: for a scalar named like a loss whose values span more
+        than two decades). The figure is made without pyplot, so it is safe in scripts and tests.
+        """
+        from matplotlib.ticker import MaxNLocator
+
+        from ._plot import log_axis, new_figure, palette, style_axes
+
+        chosen = list(names) if names is not None else self.scalar_names
+        missing = [n for n in chosen if n not in self._scalars]
+        if missing:
+            raise KeyError(f"Recorder.plot: no scalar {missing[0]!r}; recorded: {self.scalar_names}.")
+        colors = palette(theme)
+        n = max(len(chosen), 1)
+        cols = min(n, 3)
+        rows = math.ceil(n / cols)
+        fig = new_figure((3.6 * cols, 2.6 * rows), theme=theme)
+        if not chosen:
+            ax = fig.add_subplot(1, 1, 1)
+            style_axes(ax, theme)
+            ax.text(0.5, 0.5, "nothing recorded yet:\ncall rec.record(step, loss=...)", ha="center",
+                    va="center", transform=ax.transAxes, color=colors["muted"])
+            ax.set_xticks([])
+            ax.set_yticks([])
+            return fig
+        for k, name in enumerate(chosen):
+            ax = fig.add_subplot(rows, cols, k + 1)
+            style_axes(ax, theme)
+            steps, values = self._scalars[name]
+            ax.plot(steps, values, color=colors["series"][k % len(colors["series"])], lw=1.6,
+                    marker="o" if len(steps) <= 30 else None, ms=3)
+            ax.set_title(name, color=colors["text"], fontsize=10, y=1.0)
+            ax.set_xlabel("step", color=colors["muted"], fontsize=8)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            finite = np.asarray([v for v in values if math.isfinite(v)])
+            use_log = log if log is not None else (
+                "loss" in name and finite.size > 1 and finite.min() > 0 and finite.max() / finite.min() > 100)
+            if use_log and finite.size and finite.min() > 0:
+                log_axis(ax, "y")
+            bad = [s for s, v in zip(steps, values) if not math.isfinite(v)]
+            if bad:
+                for s in bad:
+                    ax.axvline(s, color=colors["bad"], lw=0.8, ls=":")
+                ax.text(0.98, 0.95, f"{len(bad)} non-finite", transform=ax.transAxes, ha="right",
+                        va="top", color=colors["bad"], fontsize=8)
+        fig.tight_layout()
+        return fig
