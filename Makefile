@@ -32,7 +32,8 @@ test-fast: uv
 lint: uv
 	$(UV) run --frozen ruff check .
 
-# Execute every lesson and export static HTML pages (widget state embedded) into site/.
+# Execute every lesson and export static HTML pages (widget state embedded) into site/. Their scripts
+# (widgets HTML manager, RequireJS, MathJax) go to site/_static/, fetched once with npm into build/npm/.
 html: uv
 	$(UV) sync --frozen $(SYNC_LESSONS)
 	$(UV) run --frozen python tools/export_html.py --out site

@@ -7,8 +7,11 @@
 Each notebook runs top to bottom in a fresh ``python3`` kernel (this interpreter's ipykernel) with
 nbclient, which stores the widget state in the notebook; nbconvert's HTMLExporter embeds that state
 in the page, so widgets whose interaction happens in the browser alone (links between sliders and
-outputs computed in advance) keep working without a kernel. Python callbacks do not. The page loads
-the widget manager (and RequireJS) from a CDN, as every nbconvert export does.
+outputs computed in advance, clicks in a graph) keep working without a kernel. Python callbacks do
+not. Unlike a plain nbconvert export, a page loads nothing from a CDN: RequireJS, the Jupyter widgets
+HTML manager, the widget modules' bundles and MathJax are copied into ``<out>/_static/`` (see
+page_assets.py; the first run needs npm), and each widget output shows its static picture (the
+output's HTML / SVG / PNG) until the live widget has rendered, or for good where JavaScript is off.
 
 Links between lessons (``01_tensors_and_devices.ipynb``) are rewritten to the exported pages
 (``01_tensors_and_devices.html``). ``index.html`` lists every page in the output folder, so
@@ -30,9 +33,12 @@ from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 from nbconvert import HTMLExporter
+from page_assets import install
 
 ROOT = Path(__file__).resolve().parent.parent
+TEMPLATES = Path(__file__).resolve().parent / "html_template"
 CELL_TIMEOUT_S = 120
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 LOCAL_NOTEBOOK_HREF = re.compile(r'href="([^":?#]+)\.ipynb(#[^"]*)?"')
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -65,14 +71,46 @@ def execute(nb: nbformat.NotebookNode, cwd: Path, timeout: int) -> None:
             client._cleanup_kernel()  # we passed our own kernel manager: nbclient leaves it running
 
 
+def widget_modules(nb: nbformat.NotebookNode) -> set[str]:
+    """The JavaScript modules (npm names) of every widget model and view in ``nb``'s saved state."""
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    return {
+        name
+        for model in state.values()
+        for name in (model.get("model_module"), model.get("state", {}).get("_view_module"))
+        if name
+    }
+
+
+def to_html(nb: nbformat.NotebookNode, name: str, out_dir: Path) -> str:
+    """The executed ``nb`` as a page for ``out_dir``, with the widget scripts copied into it."""
+    assets = install(out_dir, widget_modules(nb))
+    for module in assets.missing_modules:
+        print(
+            f"export_html: warning: {name}: no local bundle of the widget module {module!r}; "
+            "the page will try to load it from a CDN",
+            file=sys.stderr,
+        )
+    exporter = HTMLExporter(
+        template_name="gradlab",
+        extra_template_basedirs=[str(TEMPLATES)],
+        require_js_url=assets.require_js,
+        widget_renderer_url=assets.html_manager,
+    )
+    gradlab = {
+        "amd_paths": assets.amd_paths,
+        "mathjax": assets.mathjax,
+    }
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": name}, "gradlab": gradlab})
+    return body
+
+
 def export(path: Path, out_dir: Path, timeout: int = CELL_TIMEOUT_S) -> Path:
     """Execute the notebook at ``path`` and write ``out_dir/<name>.html``; return that path."""
     nb = nbformat.read(path, as_version=4)
     execute(nb, path.parent, timeout)
     nb.metadata["title"] = notebook_title(nb, path.stem)
-    body, _ = HTMLExporter(template_name="lab").from_notebook_node(
-        nb, resources={"metadata": {"name": path.stem}}
-    )
+    body = to_html(nb, path.stem, out_dir)
     body = LOCAL_NOTEBOOK_HREF.sub(lambda m: f'href="{m.group(1)}.html{m.group(2) or ""}"', body)
     target = out_dir / f"{path.stem}.html"
     target.write_text(body, encoding="utf-8")
@@ -134,6 +172,11 @@ def main(argv: list[str] | None = None) -> int:
         print("export_html: no notebooks to export", file=sys.stderr)
         return 1
     args.out.mkdir(parents=True, exist_ok=True)
+    try:
+        install(args.out)  # the pages' scripts first, so that a missing npm fails before any lesson runs
+    except RuntimeError as exc:
+        print(f"export_html: {exc}", file=sys.stderr)
+        return 1
     failed = []
     for path in notebooks:
         start = time.perf_counter()

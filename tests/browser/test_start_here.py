@@ -38,7 +38,7 @@ def test_start_here_static_html(page, tmp_path):
     html = tmp_path / "00_start_here.html"
     assert html.exists() and (tmp_path / "index.html").exists()
 
-    # The page pulls RequireJS and MathJax from CDNs, which may be unreachable: don't wait for them.
+    # (test_static_export.py checks the page's scripts: all local, widgets rendered offline.)
     page.goto(html.as_uri(), wait_until="domcontentloaded")
     assert page.title() == TITLE
     assert page.locator("h1").first.inner_text().startswith(TITLE)
