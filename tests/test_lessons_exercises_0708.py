@@ -1,0 +1,179 @@
+"""The self-checks of lessons 07 (training a CNN) and 08 (on the GPU), in lessons/_checks.py.
+
+Each exercise gets a right answer ("Right!") and wrong ones ("Not yet: ... Hint: ...", with the
+expected fragment), and no message may show the expected answer. The cases use the `Case` format of
+tests/test_lessons_exercises.py and are added to its `CASES`, so that its completeness test
+(`test_every_exercise_has_a_case`) sees them too when the whole suite runs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import engine as eg
+from tests.test_lessons_exercises import CASES, Case, _leaks, _secrets, checks
+
+# ---- lesson 07 -----------------------------------------------------------------------------------
+
+
+def xent_right(labels, logits):
+    return -eg.sum(labels * eg.log_softmax(logits, axis=-1), axis=-1)
+
+
+def xent_logsumexp(labels, logits):
+    return eg.logsumexp(logits, axis=-1) - eg.sum(labels * logits, axis=-1)
+
+
+def xent_naive(labels, logits):  # the TF 1.x tutorial's formula: NaN for large logits
+    return -eg.sum(labels * eg.log(eg.softmax(logits)), axis=-1)
+
+
+def xent_mean(labels, logits):
+    return eg.mean(xent_right(labels, logits))
+
+
+def xent_fused(labels, logits):
+    return eg.nn.softmax_cross_entropy(labels, logits)
+
+
+def xent_sign(labels, logits):
+    return eg.sum(labels * eg.log_softmax(logits, axis=-1), axis=-1)
+
+
+def xent_numpy(labels, logits):
+    return -(labels.numpy() * np.log(np.exp(logits.numpy()))).sum(axis=1)
+
+
+def acc_right(logits, labels):
+    return float(np.mean(np.argmax(logits.numpy(), axis=1) == labels))
+
+
+def acc_percent(logits, labels):
+    return 100 * acc_right(logits, labels)
+
+
+def acc_errors(logits, labels):
+    return 1 - acc_right(logits, labels)
+
+
+def acc_count(logits, labels):
+    return int(np.sum(np.argmax(logits.numpy(), axis=1) == labels))
+
+
+def acc_argmin(logits, labels):
+    return float(np.mean(np.argmin(logits.numpy(), axis=1) == labels))
+
+
+# ---- lesson 08 -----------------------------------------------------------------------------------
+
+
+CASES_0708: dict[tuple[str, str], Case] = {
+    ("07", "flatten_size"): Case(
+        right=lambda: 7 * 7 * 64,
+        wrong=[
+            (lambda: 256, "8×8"),
+            (lambda: 7 * 7 * 32, "first convolution"),
+            (lambda: 14 * 14 * 64, "halved once"),
+            (lambda: 1000, "not the number"),
+            (lambda: "many", "whole number"),
+        ],
+        secrets=["3,136", "3 136"],
+    ),
+    ("07", "cross_entropy"): Case(
+        right=lambda: xent_right,
+        wrong=[
+            (lambda: xent_naive, "log of a softmax"),
+            (lambda: xent_mean, "one loss per example"),
+            (lambda: xent_fused, "fused loss"),
+            (lambda: xent_sign, "sign"),
+            (lambda: xent_numpy, "engine Tensor"),
+            (lambda: "cross_entropy", "function itself"),
+        ],
+    ),
+    ("07", "accuracy"): Case(
+        right=lambda: acc_right,
+        wrong=[
+            (lambda: acc_percent, "percentage"),
+            (lambda: acc_errors, "wrong predictions"),
+            (lambda: acc_count, "divide"),
+            (lambda: acc_argmin, "not right"),
+            (lambda: 0.97, "function itself"),
+        ],
+        secrets=["0.625", "0.25"],
+    ),
+    ("08", "activation_bytes"): Case(
+        right=lambda: 50 * 8 * 8 * 32 * 4,
+        wrong=[
+            (lambda: 50 * 8 * 8 * 32, "numbers, not the bytes"),
+            (lambda: 50 * 8 * 8 * 32 * 8, "float64"),
+            (lambda: 8 * 8 * 32 * 4, "one image"),
+            (lambda: 12345, "not the size"),
+            (lambda: "409600", "number of bytes"),
+        ],
+        secrets=["409,600", "409 600", "400 KiB", "400.0 KiB"],
+    ),
+    ("08", "pool_drop"): Case(
+        right=lambda: "used_bytes",
+        wrong=[
+            (lambda: "held_bytes", "stays"),
+            (lambda: "both", "exactly one"),
+            (lambda: "free", "name of one"),
+            (lambda: 3, "string"),
+        ],
+        secrets=["used_bytes"],
+    ),
+    ("08", "bit_identical"): Case(
+        right=lambda: {"c", "a", "B"},
+        wrong=[
+            (lambda: ["a", "b"], "misses"),
+            (lambda: {"a", "b", "c", "d"}, "does not belong"),
+            (lambda: "abc", "collection"),
+        ],
+        secrets=["{'a', 'b', 'c'}", "a, b, c", "a, b and c"],
+    ),
+}
+
+# The shared completeness test reads CASES when it runs, after every module has been collected.
+CASES.update(CASES_0708)
+IDS = [f"{lesson}-{name}" for lesson, name in CASES_0708]
+
+
+@pytest.mark.parametrize("key", list(CASES_0708), ids=IDS)
+def test_right_answer_is_right(key):
+    case = CASES_0708[key]
+    ok, message = checks.evaluate(*key, case.right())
+    assert ok, message
+    assert message.startswith("Right!")
+    assert not _leaks(message, _secrets(case))
+
+
+@pytest.mark.parametrize("key", list(CASES_0708), ids=IDS)
+def test_wrong_answers_get_a_hint_not_the_answer(key):
+    case = CASES_0708[key]
+    secrets = _secrets(case)
+    for build, fragment in case.wrong:
+        ok, message = checks.evaluate(*key, build())
+        assert not ok, f"a wrong answer was accepted: {message}"
+        assert message.startswith("Not yet: ") and " Hint: " in message, message
+        assert fragment in message, f"{fragment!r} not in {message!r}"
+        leaked = _leaks(message, secrets)
+        assert not leaked, f"the message shows the answer ({leaked}): {message}"
+
+
+@pytest.mark.parametrize("key", list(CASES_0708), ids=IDS)
+def test_unanswered_exercise_says_replace_the_dots(key):
+    ok, message = checks.evaluate(*key, ...)
+    assert not ok and "replace the `...`" in message
+
+
+def test_cross_entropy_check_restores_the_fused_losses():
+    before = (eg.nn.softmax_cross_entropy, eg.nn.sparse_softmax_cross_entropy)
+    checks.evaluate("07", "cross_entropy", xent_fused)
+    checks.evaluate("07", "cross_entropy", xent_right)
+    assert (eg.nn.softmax_cross_entropy, eg.nn.sparse_softmax_cross_entropy) == before
+
+
+def test_flatten_size_check_accepts_a_whole_float():
+    ok, _ = checks.evaluate("07", "flatten_size", float(7 * 7 * 64))
+    assert ok
