@@ -26,15 +26,16 @@ def flatten(structure: Any) -> list[Any]:
 
 def pack_like(structure: Any, flat: list[Any]) -> Any:
     """Rebuild ``structure``'s shape with the values of ``flat`` (the inverse of `flatten`)."""
-    values = iter(flat)
+    return _build(structure, iter(flat))
 
-    def build(s: Any) -> Any:
-        if isinstance(s, dict):
-            return {k: build(v) for k, v in s.items()}
-        if isinstance(s, tuple) and hasattr(s, "_fields"):  # namedtuple
-            return type(s)(*(build(v) for v in s))
-        if isinstance(s, list | tuple):
-            return type(s)(build(v) for v in s)
-        return next(values)
 
-    return build(structure)
+def _build(s: Any, values: Any) -> Any:
+    # A module-level helper, not a closure: a recursive closure is a reference cycle, which would
+    # keep the gradients alive until the garbage collector runs.
+    if isinstance(s, dict):
+        return {k: _build(v, values) for k, v in s.items()}
+    if isinstance(s, tuple) and hasattr(s, "_fields"):  # namedtuple
+        return type(s)(*(_build(v, values) for v in s))
+    if isinstance(s, list | tuple):
+        return type(s)(_build(v, values) for v in s)
+    return next(values)

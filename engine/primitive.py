@@ -26,12 +26,13 @@ import numpy as np
 
 from . import backend
 from . import tape as _tape
-from .tensor import Tensor, _check_castable, _default_array
+from .tensor import Tensor, _check_castable, _default_array, _uids
 
 __all__ = ["Primitive", "REGISTRY", "unbroadcast"]
 
 REGISTRY: dict[str, Primitive] = {}
 _op_ids = itertools.count(1)
+_new = object.__new__
 
 
 class Primitive:
@@ -66,19 +67,74 @@ class Primitive:
             return rule(index, g, y, *inputs, **params)
         return rule[index](g, y, *inputs, **params)
 
-    def __call__(self, *args: Any, **params: Any) -> Tensor:
-        return apply(self, args, params)
-
     def __repr__(self) -> str:
         return f"<Primitive {self.name}>"
 
 
-def apply(prim: Primitive, args: Sequence[Any], params: dict) -> Tensor:
+def apply(prim: Primitive, *args: Any, **params: Any) -> Tensor:
     """Run ``prim`` on ``args``: convert, check, compute, and let active tapes record it.
 
-    This is the engine's hot path (every op and every VJP goes through it), so it is written
-    for speed: no per-call allocations beyond the input list, checks only on the error path.
+    Calling a primitive is calling this. It is the engine's hot path (every op and every VJP goes
+    through it), so it is written for speed: the common cases (tensors on the CPU, one or two
+    inputs) take the shortest route, and error messages are built only when something is wrong.
     """
+    inputs = args
+    for a in args:
+        if type(a) is not Tensor:  # a Variable (read it) or a Python/NumPy value (convert it)
+            inputs = _as_inputs(prim, args)
+            break
+
+    first = inputs[0]
+    dev = first._device
+    first_dtype = first._data.dtype
+    n = len(inputs)
+    if n == 2:
+        second = inputs[1]
+        if second._device is not dev or (prim.same_dtype and second._data.dtype != first_dtype):
+            _check_inputs(prim, inputs)
+    elif n > 2:
+        _check_inputs(prim, inputs)
+    if prim.float_only and first_dtype.kind not in "fc":
+        raise TypeError(
+            f"{prim.name}: expected a floating-point tensor, got {first_dtype} (shape "
+            f"{first.shape}). Convert first: eg.cast(x, 'float32')."
+        )
+
+    try:
+        if dev.index and dev.kind == "gpu":
+            with dev.activate():
+                out = prim.forward(dev.xp, *[t._data for t in inputs], **params)
+        elif n == 1:
+            out = prim.forward(dev.xp, first._data, **params)
+        elif n == 2:
+            out = prim.forward(dev.xp, first._data, second._data, **params)
+        else:
+            out = prim.forward(dev.xp, *[t._data for t in inputs], **params)
+    except (ValueError, IndexError, TypeError) as exc:
+        raise _explain(prim, inputs, params, exc) from exc
+
+    y = _new(Tensor)  # Tensor._make, inlined: this line runs for every op
+    y._data, y._device, y._uid, y.name = out, dev, next(_uids), None
+    if _tape._ACTIVE and prim.vjps is not None and out.dtype.kind in "fc":
+        _tape._record_everywhere(prim, tuple(inputs), y, params, next(_op_ids))
+    return y
+
+
+Primitive.__call__ = apply  # type: ignore[method-assign]  (one call frame less per op)
+
+
+def _check_inputs(prim: Primitive, inputs: Sequence[Tensor]) -> None:
+    """Raise the clear error when the inputs are on different devices or (for most ops) dtypes."""
+    dev, dtype = inputs[0]._device, inputs[0]._data.dtype
+    for t in inputs:
+        if t._device is not dev:
+            _raise_device_mismatch(prim, inputs)
+        if prim.same_dtype and t._data.dtype != dtype:
+            _raise_dtype_mismatch(prim, inputs)
+
+
+def _as_inputs(prim: Primitive, args: Sequence[Any]) -> list[Tensor]:
+    """The arguments as tensors: Variables read (so tapes see the read), Python values converted."""
     ref = None
     for a in args:
         if isinstance(a, Tensor):
@@ -94,33 +150,7 @@ def apply(prim: Primitive, args: Sequence[Any], params: dict) -> Tensor:
         else:
             a = _weak_tensor(prim, a, ref)
         inputs.append(a)
-
-    dev = inputs[0]._device
-    first_dtype = inputs[0]._data.dtype
-    for t in inputs:
-        if t._device is not dev:
-            _raise_device_mismatch(prim, inputs)
-        if prim.same_dtype and t._data.dtype != first_dtype:
-            _raise_dtype_mismatch(prim, inputs)
-    if prim.float_only and first_dtype.kind not in "fc":
-        raise TypeError(
-            f"{prim.name}: expected a floating-point tensor, got {first_dtype} (shape "
-            f"{inputs[0].shape}). Convert first: eg.cast(x, 'float32')."
-        )
-
-    try:
-        if dev.kind == "gpu" and dev.index:
-            with dev.activate():
-                out = prim.forward(dev.xp, *[t._data for t in inputs], **params)
-        else:
-            out = prim.forward(dev.xp, *[t._data for t in inputs], **params)
-    except (ValueError, IndexError, TypeError) as exc:
-        raise _explain(prim, inputs, params, exc) from exc
-
-    y = Tensor._make(out, dev)
-    if _tape._ACTIVE and prim.vjps is not None and out.dtype.kind in "fc":
-        _tape._record_everywhere(prim, tuple(inputs), y, params, next(_op_ids))
-    return y
+    return inputs
 
 
 def _weak_tensor(prim: Primitive, value: Any, ref: Tensor | None) -> Tensor:
@@ -139,10 +169,12 @@ def weak_like(value: Any, ref: Tensor, op: str) -> Tensor:
     This is TensorFlow's rule for ``x * 2``: the literal adopts the tensor's dtype, so float32 stays
     float32. A lossy conversion (1.5 into an int32 op) is a TypeError instead.
     """
+    target = ref._data.dtype
+    if (type(value) is float or type(value) is int) and target.kind in "fc":  # `x * 2`: the common case
+        return Tensor._make(_place(np.array(value, dtype=target), ref._device), ref._device)
     array = np.asarray(value)
     if array.dtype.kind in "OUS":
         raise TypeError(f"{op}: cannot use {type(value).__name__} {value!r:.60} as a tensor.")
-    target = ref._data.dtype
     if array.dtype != target:
         if array.dtype.kind == "b" and target.kind != "b":
             raise TypeError(f"{op}: cannot combine a bool value with a {target} tensor.")
@@ -173,16 +205,16 @@ def unbroadcast(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     >>> unbroadcast(eg.ones((2, 3)), (3,)).numpy()
     array([2., 2., 2.], dtype=float32)
     """
-    from .ops import reshape, sum  # noqa: PLC0415, A004  (ops imports this module)
-
-    extra = g.ndim - len(shape)
+    shape = tuple(shape)
+    have = g._data.shape
+    extra = len(have) - len(shape)
     axes = tuple(range(extra)) + tuple(
-        i + extra for i, n in enumerate(shape) if n == 1 and g.shape[i + extra] != 1
+        i + extra for i, n in enumerate(shape) if n == 1 and have[i + extra] != 1
     )
-    if axes:
-        g = sum(g, axis=axes, keepdims=False)
-    if g.shape != tuple(shape):
-        g = reshape(g, shape)
+    if axes:  # the primitives themselves (ops imports this module): these axes need no checking
+        g = REGISTRY["sum"](g, axis=axes, keepdims=False)
+    if tuple(g._data.shape) != shape:
+        g = REGISTRY["reshape"](g, shape=shape)
     return g
 
 

@@ -37,13 +37,16 @@ _UNCONNECTED = ("none", "zero")
 def _record_everywhere(prim: Any, inputs: tuple[Tensor, ...], output: Tensor, params: dict,
                        op_id: int) -> None:
     """Called by `primitive.apply` for each differentiable op while any tape is active."""
+    record = None
     for tape in _ACTIVE:
         if tape._recording:
             watched = tape._watched
             for t in inputs:
                 if t._uid in watched:
                     watched.add(output._uid)
-                    tape._records.append(Record(op_id, prim, inputs, output, params))
+                    if record is None:  # one Record, shared by every tape that saw the op
+                        record = Record(op_id, prim, inputs, output, params)
+                    tape._records.append(record)
                     break
 
 
@@ -293,6 +296,8 @@ def backward(records: list[Record], seeds: list[tuple[Tensor, Tensor]],
         uid = target._uid
         grads[uid] = add(grads[uid], seed) if uid in grads else seed
     keep = set(source_ids)
+    # While no tape records, sums of gradients need not be differentiable: add the arrays directly.
+    recording = any(t._recording for t in _ACTIVE)
     for r in reversed(records):
         out_id = r.output._uid
         if out_id not in depends:
@@ -306,13 +311,20 @@ def backward(records: list[Record], seeds: list[tuple[Tensor, Tensor]],
             gi = r.prim.vjp(i, g, r.output, r.inputs, r.params)
             if gi is None:
                 continue
-            if gi.shape != x.shape:
+            data, x_data = gi._data, x._data
+            if data.shape != x_data.shape:
                 gi = unbroadcast(gi, x.shape)
-            if gi.dtype != x.dtype:
+                data = gi._data
+            if data.dtype != x_data.dtype:
                 raise TypeError(
                     f"Internal error in the gradient of {r.op}: input {i} has dtype {x.dtype} but its "
                     f"gradient has dtype {gi.dtype}. Please report this."
                 )
             prev = grads.get(x._uid)
-            grads[x._uid] = gi if prev is None else add(prev, gi)
+            if prev is None:
+                grads[x._uid] = gi
+            elif recording or prev._device.index:  # (other GPUs: let `add` switch device)
+                grads[x._uid] = add(prev, gi)
+            else:
+                grads[x._uid] = Tensor._make(prev._data + data, prev._device)
     return grads

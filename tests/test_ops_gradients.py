@@ -75,6 +75,10 @@ BINARY = {
             lambda r, s: np.full(s, 0.5) + r.uniform(0, 0.01, s)),
     "maximum": (eg.maximum, lambda r, s: r.uniform(1, 2, s), lambda r, s: r.uniform(-1, 0.9, s)),
     "minimum": (eg.minimum, lambda r, s: r.uniform(1, 2, s), lambda r, s: r.uniform(-1, 0.9, s)),
+    # gradients that are primitives themselves (fused for speed): (upstream g, output y or input x)
+    "tanh_grad": (eg.primitives["tanh_grad"], anywhere, small),
+    "sigmoid_grad": (eg.primitives["sigmoid_grad"], anywhere, lambda r, s: r.uniform(0.1, 0.9, s)),
+    "relu_grad": (lambda g, x: eg.primitives["relu_grad"](g, x) * g, anywhere, away_from_zero),
 }
 
 

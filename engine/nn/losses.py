@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import backend
 from .. import ops as F
+from ..primitive import Primitive
 from ..tensor import Tensor, convert_to_tensor, is_floating
 
 __all__ = ["softmax_cross_entropy", "sparse_softmax_cross_entropy"]
@@ -82,4 +83,43 @@ def sparse_softmax_cross_entropy(labels: Any, logits: Any) -> Tensor:
         raise ValueError(f"{op}: label {bad} is out of range for {classes} classes (valid: 0 .. "
                          f"{classes - 1}).")
     one_hot = (ids[..., None] == np.arange(classes)).astype(logits.dtype)
-    return F.negative(F.sum(_beside(one_hot, logits) * F.log_softmax(logits, axis=-1), axis=-1))
+    return _sparse_xent(logits, _beside(one_hot, logits))
+
+
+# ---- the sparse loss fused into one primitive (its composite form, above, is ~10 recorded ops and
+# ~15 VJP ops; this is one of each). tests/test_fused_losses.py checks it against the composite. -----
+
+def _shifted(xp: Any, logits: Any) -> Any:
+    """logits - max(logits) along the last axis (a non-finite max shifts by 0, as `logsumexp` does)."""
+    m = logits.max(axis=-1, keepdims=True)
+    return logits - xp.where(xp.isfinite(m), m, 0).astype(logits.dtype)
+
+
+def _xent_forward(xp: Any, logits: Any, one_hot: Any) -> Any:
+    z = _shifted(xp, logits)
+    return (xp.log(xp.exp(z).sum(axis=-1)) - (one_hot * z).sum(axis=-1)).astype(logits.dtype, copy=False)
+
+
+def _xent_grad_forward(xp: Any, logits: Any, one_hot: Any) -> Any:
+    e = xp.exp(_shifted(xp, logits))
+    return e / e.sum(axis=-1, keepdims=True) - one_hot
+
+
+def _softmax_vjp(h: Tensor, logits: Tensor) -> Tensor:
+    """hᵀ·∂softmax/∂logits = s ⊙ (h − Σ h ⊙ s), with s = softmax(logits) in engine ops (any order)."""
+    s = F.softmax(logits, axis=-1)
+    return s * (h - F.sum(h * s, axis=-1, keepdims=True))
+
+
+_sparse_xent_grad = Primitive(
+    "sparse_softmax_cross_entropy_grad", _xent_grad_forward,
+    vjps=[lambda h, y, logits, one_hot: _softmax_vjp(h, logits),
+          lambda h, y, logits, one_hot: F.negative(h)],
+    doc="softmax(logits) - one_hot: the gradient of sparse softmax cross-entropy.",
+)
+_sparse_xent = Primitive(
+    "sparse_softmax_cross_entropy", _xent_forward,
+    vjps=[lambda g, y, logits, one_hot: F.expand_dims(g, -1) * _sparse_xent_grad(logits, one_hot),
+          lambda g, y, logits, one_hot: None],  # the one-hot labels are data: no gradient
+    doc="logsumexp(logits) - sum(one_hot * logits) along the last axis.",
+)

@@ -50,8 +50,16 @@ cos = _unary("cos", lambda xp, x: xp.cos(x),
 tan = _unary("tan", lambda xp, x: xp.tan(x),
              lambda g, y, x: g * (y * y + 1),
              "Tangent. Gradient 1 + tan²(x).")
+# The gradients of tanh, sigmoid and relu are primitives of their own (one array expression instead
+# of three recorded ops, like PyTorch's tanh_backward); their VJPs keep higher orders working.
+_tanh_grad = Primitive(
+    "tanh_grad", lambda xp, g, y: g * (1 - y * y),
+    vjps=[lambda h, z, g, y: _tanh_grad(h, y),       # d/dg: 1 - y²
+          lambda h, z, g, y: h * g * y * -2],        # d/dy: -2·g·y
+    doc="g·(1 - y²): the gradient of tanh given its output y.",
+)
 tanh = _unary("tanh", lambda xp, x: xp.tanh(x),
-              lambda g, y, x: g * (1 - y * y),
+              lambda g, y, x: _tanh_grad(g, y),
               "Hyperbolic tangent. Gradient 1 - tanh²(x).")
 
 
@@ -61,11 +69,23 @@ def _sigmoid_forward(xp, x):
     return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 
 
+_sigmoid_grad = Primitive(
+    "sigmoid_grad", lambda xp, g, y: g * y * (1 - y),
+    vjps=[lambda h, z, g, y: _sigmoid_grad(h, y),    # d/dg: y·(1 - y)
+          lambda h, z, g, y: h * g * (1 - y * 2)],   # d/dy: g·(1 - 2y)
+    doc="g·y·(1 - y): the gradient of the sigmoid given its output y.",
+)
 sigmoid = _unary("sigmoid", _sigmoid_forward,
-                 lambda g, y, x: g * y * (1 - y),
+                 lambda g, y, x: _sigmoid_grad(g, y),
                  "Logistic sigmoid 1/(1 + e**-x), stable for large |x|. Gradient σ(x)(1 - σ(x)).")
+_relu_grad = Primitive(
+    "relu_grad", lambda xp, g, x: g * (x > 0),  # TensorFlow's ReluGrad (and branch-free, unlike where)
+    vjps=[lambda h, z, g, x: _relu_grad(h, x),       # d/dg: 1 where x > 0
+          lambda h, z, g, x: None],                  # d/dx: 0 almost everywhere
+    same_dtype=False, doc="g·[x > 0]: the gradient of relu (a NaN in g stays NaN, as in TensorFlow).",
+)
 relu = _unary("relu", lambda xp, x: xp.maximum(x, 0),
-              lambda g, y, x: F.where(x > 0, g, F.zeros_like(g)),
+              lambda g, y, x: _relu_grad(g, x),
               "max(x, 0); NaN stays NaN. Gradient 1 where x > 0, else 0 (0 at x = 0, as TensorFlow).",
               float_only=False)
 

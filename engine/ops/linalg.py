@@ -14,12 +14,13 @@ from typing import Any
 from .. import ops as F
 from ..primitive import Primitive
 from ..tensor import Tensor, convert_to_tensor
+from .shape import _transpose
 
 
 def _swap_last(t: Tensor) -> Tensor:
-    perm = list(range(t.ndim))
-    perm[-1], perm[-2] = perm[-2], perm[-1]
-    return F.transpose(t, perm)
+    n = t._data.ndim
+    perm = (1, 0) if n == 2 else (*range(n - 2), n - 1, n - 2)
+    return _transpose(t, perm=perm)  # the primitive itself: this perm needs no checking
 
 
 def _matmul_forward(xp, a, b):
@@ -35,8 +36,8 @@ def _matmul_forward(xp, a, b):
 
 _matmul = Primitive(
     "matmul", _matmul_forward,
-    vjps=[lambda g, y, a, b: F.matmul(g, _swap_last(b)),    # dL/dA = G Bᵀ
-          lambda g, y, a, b: F.matmul(_swap_last(a), g)],   # dL/dB = Aᵀ G
+    vjps=[lambda g, y, a, b: _matmul(g, _swap_last(b)),    # dL/dA = G Bᵀ
+          lambda g, y, a, b: _matmul(_swap_last(a), g)],   # dL/dB = Aᵀ G
     doc="Matrix product of the last two axes; leading (batch) axes broadcast.",
 )
 

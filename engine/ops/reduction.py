@@ -16,6 +16,7 @@ from typing import Any
 from .. import ops as F
 from ..primitive import Primitive
 from ..tensor import Tensor, convert_to_tensor
+from .shape import _broadcast_to, _reshape
 
 
 def _axes(axis: Any, ndim: int, op: str) -> tuple[int, ...] | None:
@@ -36,7 +37,10 @@ def _kept_shape(shape: tuple[int, ...], axes: tuple[int, ...] | None) -> tuple[i
 
 def _spread(g: Tensor, x: Tensor, axis, keepdims) -> Tensor:
     """Broadcast a reduced gradient back over the reduced axes of ``x``."""
-    return F.broadcast_to(F.reshape(g, _kept_shape(x.shape, axis)), x.shape)
+    shape, kept = x.shape, _kept_shape(x.shape, axis)
+    if g.shape != kept:
+        g = _reshape(g, shape=kept)  # the primitives themselves: these shapes need no checking
+    return g if kept == shape else _broadcast_to(g, shape=shape)
 
 
 def _count(x: Tensor, axis) -> int:

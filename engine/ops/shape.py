@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from .. import ops as F
 from ..primitive import Primitive
 from ..tensor import Tensor, as_dtype, convert_to_tensor, is_floating
@@ -43,8 +41,16 @@ def reshape(x: Any, shape: Sequence[int]) -> Tensor:
 
 _transpose = Primitive(
     "transpose", lambda xp, x, perm: xp.transpose(x, perm),
-    vjps=[lambda g, y, x, perm: F.transpose(g, tuple(int(i) for i in np.argsort(perm)))],
+    vjps=[lambda g, y, x, perm: _transpose(g, perm=_inverse(perm))],
 )
+
+
+def _inverse(perm: tuple[int, ...]) -> tuple[int, ...]:
+    """The permutation that undoes ``perm``: axis ``perm[i]`` goes back to position ``i``."""
+    inverse = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    return tuple(inverse)
 
 
 def transpose(x: Any, perm: Sequence[int] | None = None) -> Tensor:

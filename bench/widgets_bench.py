@@ -1,0 +1,466 @@
+"""W6 widgets: how long gradviz takes to draw, and how fast each widget answers a slider move.
+
+Prints one table: graph render time for 50 / 200 / 500-node graphs (the renderer chain, cache
+cleared), and per widget the creation time and the kernel-side time of one slider / click callback
+(what a student waits for; the browser's own drawing is not included). Targets: a 500-node graph
+under 1 s, every callback under 100 ms, every widget created under 1 s on a lesson-sized graph.
+
+Cases live in a registry: add one with ``@case("group", "name")`` on a function returning a list of
+``(label, seconds, note)`` rows. Run: ``uv run python bench/widgets_bench.py [substring ...]``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+Row = tuple[str, float, str]
+
+
+@dataclass
+class Case:
+    group: str
+    name: str
+    run: Callable[[], list[Row]]
+    target_s: float | None = None
+
+
+CASES: list[Case] = []
+
+
+def case(group: str, name: str, target_s: float | None = None) -> Callable:
+    """Register a benchmark case: ``fn() -> [(label, seconds, note), ...]``."""
+
+    def register(fn: Callable[[], list[Row]]) -> Callable[[], list[Row]]:
+        CASES.append(Case(group, name, fn, target_s))
+        return fn
+
+    return register
+
+
+def timed(fn: Callable[[], Any], repeats: int = 5, before: Callable[[], Any] | None = None) -> float:
+    """Median wall time of ``fn`` over ``repeats`` runs (``before`` runs untimed before each)."""
+    times = []
+    for _ in range(repeats):
+        if before is not None:
+            before()
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+# ---- graphs to draw ---------------------------------------------------------------------------------
+
+
+def layered_graph(n_nodes: int, seed: int = 0) -> tuple[Any, Any, dict]:
+    """A tape whose graph has about ``n_nodes`` nodes: layers of tanh(h * w + b) with named Variables."""
+    import engine as eg  # noqa: PLC0415
+
+    rng = np.random.default_rng(seed)
+    layers = max(1, (n_nodes - 4) // 8)  # per layer: 2 Variables, 3 ops, 3 outputs
+    x = eg.constant(rng.normal(size=3).astype(np.float32))
+    ws = [eg.Variable(rng.normal(size=3).astype(np.float32), name=f"layer_{k}/w") for k in range(layers)]
+    bs = [eg.Variable(rng.normal(size=3).astype(np.float32), name=f"layer_{k}/b") for k in range(layers)]
+    with eg.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        h = x
+        for w, b in zip(ws, bs):
+            h = eg.tanh(h * w + b)
+        loss = eg.sum(h)
+    return tape, loss, {"x": x, "loss": loss}
+
+
+def small_expression() -> tuple[Any, Any, dict]:
+    """A lesson-sized graph: f(x, y) = x² − 2xy + 3y (lesson 02)."""
+    import engine as eg  # noqa: PLC0415
+
+    x, y = eg.constant(2.0), eg.constant(1.0)
+    with eg.GradientTape(persistent=True) as tape:
+        tape.watch([x, y])
+        f = x * x - 2.0 * x * y + 3.0 * y
+    return tape, f, {"x": x, "y": y, "f": f}
+
+
+# ---- cases ------------------------------------------------------------------------------------------
+
+
+@case("render", "graph render (model + DOT + layout + SVG styling), cache cleared", target_s=1.0)
+def render_sizes() -> list[Row]:
+    from gradviz import render  # noqa: PLC0415
+    from gradviz.graph import GraphView  # noqa: PLC0415
+    from gradviz.model import build_model  # noqa: PLC0415
+
+    render.render_svg("digraph { a -> b }")  # load the renderer once (not part of a graph's time)
+    rows = []
+    for n in (50, 200, 500):
+        tape, loss, names = layered_graph(n)
+
+        def draw(tape=tape, loss=loss, names=names) -> str:
+            return GraphView(build_model(loss, tape, names=names), collapse=False, theme="light").to_svg()
+
+        nodes = len(build_model(loss, tape, grads=False))
+        t = timed(draw, repeats=3, before=render.clear_cache)
+        rows.append((f"{nodes} nodes, uncollapsed ({render.renderer_name()})", t, ""))
+    tape, loss, names = layered_graph(500)
+    t = timed(
+        lambda: GraphView(build_model(loss, tape, names=names), theme="light").to_svg(),
+        repeats=3,
+        before=render.clear_cache,
+    )
+    rows.append(("500 nodes, collapsed by scope (default)", t, ""))
+    return rows
+
+
+@case("render", "save PNG (matplotlib rasteriser), 50 nodes")
+def png_time() -> list[Row]:
+    from gradviz.graph import GraphView  # noqa: PLC0415
+    from gradviz.model import build_model  # noqa: PLC0415
+
+    tape, loss, names = layered_graph(50)
+    view = GraphView(build_model(loss, tape, names=names), theme="light")
+    view.to_png()
+    return [("to_png()", timed(view.to_png, repeats=3), "")]
+
+
+@case("widgets", "gv.graph: create; click a node", target_s=0.1)
+def graph_widget() -> list[Row]:
+    import gradviz as gv  # noqa: PLC0415
+
+    tape, f, names = small_expression()
+    create = timed(lambda: gv.graph(f, tape, names=names).widget, repeats=3)
+    view = gv.graph(f, tape, names=names)
+    w = view.widget
+    ids = list(w.info)
+    k = [0]
+
+    def click() -> None:
+        k[0] += 1
+        w.selected = ids[k[0] % len(ids)]
+
+    return [
+        ("create (lesson-sized graph)", create, "target < 1 s"),
+        ("click → highlight + details", timed(click, 20), ""),
+    ]
+
+
+@case("widgets", "gv.graph on a 500-node graph: click a group (expand)", target_s=None)
+def graph_expand() -> list[Row]:
+    import gradviz as gv  # noqa: PLC0415
+
+    tape, loss, names = layered_graph(500)
+    view = gv.graph(loss, tape, names=names)
+    w = view.widget
+    groups = [
+        sid
+        for key, sid in view.drawing.ids.items()
+        if view.model.nodes.get(key) is not None and view.model.nodes[key].kind == "group"
+    ]
+    t0 = time.perf_counter()
+    w.selected = groups[len(groups) // 2]
+    t = time.perf_counter() - t0
+    return [("expand one group (re-layout)", t, "a layout, not a slider move")]
+
+
+@case("widgets", "gv.tape: create; move the op slider; change the why-None dropdown", target_s=0.1)
+def tape_widget() -> list[Row]:
+    import gradviz as gv  # noqa: PLC0415
+
+    tape, f, names = small_expression()
+    create = timed(lambda: gv.tape(tape, names=names, target=f, sources=[names["x"], names["y"]]).widget, 3)
+    view = gv.tape(tape, names=names, target=f, sources=[names["x"], names["y"]])
+    _ = view.widget
+    n = len(view.rows)
+    k = [0]
+
+    def move() -> None:
+        k[0] += 1
+        view._slider.value = k[0] % n
+
+    def why() -> None:
+        k[0] += 1
+        view._source_w.value = k[0] % len(view._source_w.options)
+
+    return [
+        ("create", create, "target < 1 s"),
+        ("slider move", timed(move, 20), ""),
+        ("why-None dropdown", timed(why, 20), ""),
+    ]
+
+
+@case("widgets", "gv.backprop: create; move the step slider", target_s=0.1)
+def backprop_widget() -> list[Row]:
+    import gradviz as gv  # noqa: PLC0415
+
+    tape, f, names = small_expression()
+    create = timed(lambda: gv.backprop(tape, f, [names["x"], names["y"]], names=names).widget, 3)
+    view = gv.backprop(tape, f, [names["x"], names["y"]], names=names)
+    _ = view.widget
+    k = [0]
+
+    def move() -> None:
+        k[0] += 1
+        view._slider.value = k[0] % len(view)
+
+    rows = [("create (lesson-sized graph)", create, "target < 1 s"), ("slider move", timed(move, 20), "")]
+    tape, loss, names = layered_graph(200)
+    view = gv.backprop(tape, loss, names=names)
+    _ = view.widget
+    k = [0]
+    rows.append(("slider move, 200-node graph", timed(move, 10), f"{len(view)} steps"))
+    return rows
+
+
+# ---- widgets-B: recorder, flow, clipping, descent, gradient check (matplotlib pictures) -------------
+
+
+def _valley(v: Any) -> Any:
+    """Lesson 04's 2-D loss."""
+    return 0.1 * v[0] ** 2 + 2.0 * v[1] ** 2
+
+
+def _moves(control: Any, values: list, repeats: int) -> float:
+    """Median time of setting ``control.value`` to each of ``values`` in turn (cycling)."""
+    k = [0]
+
+    def move() -> None:
+        k[0] += 1
+        control.value = values[k[0] % len(values)]
+
+    return timed(move, repeats)
+
+
+@case("widgets", "gv.clipping: create; drag the threshold; change the method", target_s=0.1)
+def clipping_widget() -> list[Row]:
+    import engine as eg  # noqa: PLC0415
+    import gradviz as gv  # noqa: PLC0415
+    from gradviz.clipping import METHODS  # noqa: PLC0415
+
+    grads = [eg.constant([3.0, 4.0]), eg.constant([0.5, -2.0])]
+    create = timed(lambda: gv.clipping(grads, threshold=2.0).widget, 3)
+    lab = gv.clipping(grads, threshold=2.0)
+    c = lab.controls
+    rows = [
+        ("create (lesson 05: two 2-D gradients)", create, "target < 1 s"),
+        ("threshold slider move", _moves(c["threshold"], list(np.linspace(0.3, 5.0, 37)), 30), ""),
+        ("method dropdown", _moves(c["method"], list(METHODS), 12), ""),
+    ]
+    rng = np.random.default_rng(0)
+    many = [eg.constant(rng.normal(size=(16, 16)).astype(np.float32)) for _ in range(10)]
+    create = timed(lambda: gv.clipping(many).widget, 3)
+    lab = gv.clipping(many)
+    c = lab.controls
+    rows += [
+        ("create (bars: ten 16×16 gradients)", create, "target < 1 s"),
+        ("threshold slider move (bars)", _moves(c["threshold"], list(np.linspace(1, 40, 37)), 30), ""),
+    ]
+    return rows
+
+
+@case("widgets", "gv.descent: create; step slider; learning-rate slider; optimizer checkbox", target_s=0.1)
+def descent_widget() -> list[Row]:
+    import gradviz as gv  # noqa: PLC0415
+
+    def half_square(x: Any) -> Any:
+        return 0.5 * (x - 1.0) ** 2
+
+    create = timed(lambda: gv.descent(half_square, 10.0, learning_rate=0.1, steps=10).widget, 3)
+    one = gv.descent(half_square, 10.0, learning_rate=0.1, steps=10)
+    c = one.controls
+    rows = [
+        ("create (1-D, seed 002 trace, 10 steps)", create, "target < 1 s"),
+        ("step slider move (1-D)", _moves(c["step"], list(range(11)), 30), ""),
+        (
+            "learning-rate slider (1-D, re-runs 10 steps)",
+            _moves(c["learning_rate"], [0.1 * 1.013**k for k in range(200)], 10),
+            "",
+        ),
+    ]
+    names = ("SGD", "Momentum", "Adagrad", "Adam")
+    create = timed(
+        lambda: gv.descent(_valley, [-4.0, 1.0], optimizers=names, learning_rate=0.1, steps=60).widget, 3
+    )
+    race = gv.descent(_valley, [-4.0, 1.0], optimizers=names, learning_rate=0.1, steps=60)
+    c = race.controls
+    rows += [
+        ("create (2-D contour, 4 optimizers × 60 steps)", create, "target < 1 s"),
+        ("step slider move (2-D, 4 paths)", _moves(c["step"], list(range(61)), 40), ""),
+        (
+            "learning-rate slider (2-D, re-runs 4 × 60 steps)",
+            _moves(c["learning_rate"], [0.1 * 1.013**k for k in range(200)], 6),
+            "runs the optimizers",
+        ),
+        (
+            "learning-rate slider, back to a value seen before",
+            _moves(c["learning_rate"], [0.1, 0.1 * 1.013], 10),
+            "cached paths",
+        ),
+    ]
+    flips = [True, False]
+    rows.append(
+        (
+            "optimizer checkbox (RMSProp on/off)",
+            _moves(c["show RMSProp"], flips, 10),
+            "first time runs 60 steps",
+        )
+    )
+    return rows
+
+
+def _recorded(steps: int = 200) -> Any:
+    """A recorder filled by training a small 3-layer MLP (lesson 07-sized statistics)."""
+    import engine as eg  # noqa: PLC0415
+    import gradviz as gv  # noqa: PLC0415
+
+    rng = np.random.default_rng(0)
+    shapes = [("dense_1", 8, 32), ("dense_2", 32, 32), ("dense_3", 32, 1)]
+    vs = []
+    for name, i, o in shapes:
+        kernel = (rng.normal(size=(i, o)) / np.sqrt(i)).astype(np.float32)
+        vs.append(eg.Variable(kernel, name=f"{name}/kernel"))
+        vs.append(eg.Variable(np.zeros(o, np.float32), name=f"{name}/bias"))
+    x = eg.constant(rng.normal(size=(64, 8)).astype(np.float32))
+    y = eg.constant(rng.normal(size=(64, 1)).astype(np.float32))
+
+    def loss() -> Any:
+        h = x
+        for k in range(0, len(vs), 2):
+            h = h @ vs[k] + vs[k + 1]
+            if k < len(vs) - 2:
+                h = eg.tanh(h)
+        return eg.mean((h - y) ** 2)
+
+    opt = eg.optimizers.Adam(0.01)
+    rec = gv.Recorder()
+    record_times = []
+    for step in range(steps):
+        pairs = opt.compute_gradients(loss, vs)
+        opt.apply_gradients(pairs)
+        t0 = time.perf_counter()
+        rec.record(step, loss=loss(), grads_and_vars=pairs)
+        record_times.append(time.perf_counter() - t0)
+    return rec, statistics.median(record_times)
+
+
+@case("widgets", "gv.Recorder and gv.flow: record; create; step slider; toggles", target_s=0.1)
+def flow_widget() -> list[Row]:
+    import engine as eg  # noqa: PLC0415
+    import gradviz as gv  # noqa: PLC0415
+
+    rec, per_record = _recorded(200)
+    rows = [
+        ("rec.record(step, loss, 6 (grad, var) pairs)", per_record, "per training step"),
+        (
+            "rec.plot() + PNG",
+            timed(lambda: __import__("gradviz._plot", fromlist=["png_bytes"]).png_bytes(rec.plot()), 3),
+            "",
+        ),
+    ]
+    create = timed(lambda: gv.flow(rec).widget, 3)
+    view = gv.flow(rec)
+    c = view.controls
+    rows += [
+        ("create (3 layers × 200 steps)", create, "target < 1 s"),
+        ("step slider move", _moves(c["step"], list(range(0, 200, 3)), 40), ""),
+    ]
+    t0 = time.perf_counter()
+    c["by"].value = "variable"
+    first = time.perf_counter() - t0
+    rows.append(("per layer → per variable (first time: new figure)", first, "a toggle, not a slider"))
+    rows.append(("per layer ↔ per variable (figures cached)", _moves(c["by"], ["layer", "variable"], 10), ""))
+    x = eg.constant(np.linspace(-1, 1, 6, dtype=np.float32))
+    w = eg.Variable(np.ones(6, np.float32), name="w")
+    with eg.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        loss = eg.sum(eg.tanh(x * w) ** 2)
+    from gradviz import render  # noqa: PLC0415
+
+    rows.append(
+        (
+            "gv.flow(loss, tape): graph with gradient-width edges",
+            timed(lambda: gv.flow(loss, tape).to_svg(), 3, before=render.clear_cache),
+            "",
+        )
+    )
+    return rows
+
+
+@case("widgets", "gv.check_gradients: create; input dropdown", target_s=0.1)
+def gradcheck_widget() -> list[Row]:
+    import engine as eg  # noqa: PLC0415
+    import gradviz as gv  # noqa: PLC0415
+
+    def f(x: Any, y: Any) -> Any:
+        return x * x - 2 * x * y + 3 * y
+
+    rng = np.random.default_rng(0)
+    w, xs = rng.normal(size=(8, 4)), rng.normal(size=(16, 8))
+
+    def g(w: Any, x: Any) -> Any:
+        return eg.sum(eg.tanh(x @ w) ** 2)
+
+    view = gv.check_gradients(g, w, xs)
+    c = view.controls
+    return [
+        (
+            "create (lesson 02: f(x, y) at (2, 1))",
+            timed(lambda: gv.check_gradients(f, 2.0, 1.0).widget, 3),
+            "target < 1 s",
+        ),
+        (
+            "create (tanh(x @ w): 32 + 128 elements, 320 evaluations of f)",
+            timed(lambda: gv.check_gradients(g, w, xs).widget, 3),
+            "target < 1 s",
+        ),
+        ("input dropdown", _moves(c["input"], [0, 1], 10), ""),
+    ]
+
+
+@case("widgets", "first widget in a fresh kernel (imports matplotlib + ipywidgets)")
+def cold_start() -> list[Row]:
+    import subprocess  # noqa: PLC0415
+
+    code = (
+        "import time; t = time.perf_counter(); import gradviz as gv; "
+        "gv.clipping([[3.0, 4.0], [0.5, -2.0]], threshold=2.0).widget; print(time.perf_counter() - t)"
+    )
+    times = []
+    for _ in range(3):
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+        )
+        times.append(float(out.stdout.strip().splitlines()[-1]))
+    return [("import gradviz + first gv.clipping(...).widget", statistics.median(times), "once per kernel")]
+
+
+def main(argv: list[str]) -> None:
+    chosen = [c for c in CASES if not argv or any(a in c.group or a in c.name for a in argv)]
+    print(f"{'case':<64} {'ms':>9}  note")
+    print("-" * 90)
+    for c in chosen:
+        try:
+            rows = c.run()
+        except Exception as exc:  # keep going: one broken case should not hide the others
+            print(f"{c.name:<64} {'failed':>9}  {type(exc).__name__}: {exc}")
+            continue
+        print(f"{c.group}: {c.name}")
+        for label, seconds, note in rows:
+            flag = ""
+            if c.target_s is not None and seconds > c.target_s and "create" not in label:
+                flag = f"  OVER {c.target_s * 1000:.0f} ms"
+            print(f"  {label:<62} {seconds * 1000:9.1f}  {note}{flag}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

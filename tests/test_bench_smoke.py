@@ -1,0 +1,56 @@
+"""The benchmark workloads compute what they claim: each runs once at a tiny size, with the engine and
+with the hand-written NumPy reference, from the same data, and both give the same numbers.
+
+(A benchmark of a wrong computation is worthless; no timing is asserted here.)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bench import w1_overhead, w2_mlp, w3_matmul, w4_cnn, w5_hvp
+
+TINY = {
+    "W1": (w1_overhead, {"n": 4, "steps": 5}),
+    "W2": (w2_mlp, {"sizes": (6, 8, 8, 10), "batch": 5}),
+    "W3": (w3_matmul, {"n": 16}),
+    "W4": (w4_cnn, {"batch": 3, "size": 4, "filters": (2, 3), "hidden": 8}),
+    "W5": (w5_hvp, {"sizes": (3, 5, 4, 1), "batch": 6}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_engine_and_numpy_reference_agree(name):
+    module, size = TINY[name]
+    results = {}
+    for impl in ("engine", "numpy"):
+        run = module.WORKLOAD.builders[impl](module.make_data(**size))
+        run.step()
+        first = [np.array(a, copy=True) for a in run.fetch()]
+        run.step()  # a second step from the updated state (training workloads) must agree too
+        results[impl] = (first, run.fetch())
+    for engine_step, numpy_step in zip(results["engine"], results["numpy"]):
+        assert len(engine_step) == len(numpy_step) > 0
+        for k, (e, n) in enumerate(zip(engine_step, numpy_step)):
+            assert np.shape(e) == np.shape(n), f"{name} result {k}"
+            assert np.all(np.isfinite(e)), f"{name} result {k}"
+            np.testing.assert_allclose(e, n, rtol=1e-4, atol=1e-5, err_msg=f"{name} result {k}")
+
+
+def test_the_workloads_are_not_trivial():
+    """The results depend on the data: a different seed gives different numbers (no constants)."""
+    for name, (module, size) in TINY.items():
+        outs = []
+        for seed in (0, 1):
+            run = module.WORKLOAD.builders["engine"](module.make_data(**size, seed=seed))
+            run.step()
+            outs.append(run.fetch())
+        assert any(not np.allclose(a, b) for a, b in zip(*outs)), name
+
+
+def test_every_workload_names_its_targets_and_peers():
+    for module, _ in TINY.values():
+        w = module.WORKLOAD
+        assert {"engine", "numpy"} <= set(w.builders)
+        assert w.targets and set(w.targets) <= set(w.builders)
