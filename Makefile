@@ -8,7 +8,6 @@ UV_VERSION ?= 0.13.8
 UV := $(shell command -v uv 2>/dev/null || echo .tools/bin/uv)
 SYNC_LESSONS := --extra lessons
 export UV_PYTHON_DOWNLOADS := never
-export UV_PYTHON := $(shell command -v $(PYTHON))
 
 .PHONY: lab test test-fast lint html browser-deps bench bench-gpu clean
 
@@ -19,24 +18,24 @@ uv: $(if $(filter .tools/bin/uv,$(UV)),.tools/bin/uv)
 
 lab: uv
 	$(UV) sync --frozen $(SYNC_LESSONS)
-	$(UV) run --frozen jupyter lab lessons/00_start_here.ipynb
+	$(UV) run --frozen $(SYNC_LESSONS) jupyter lab lessons/00_start_here.ipynb
 
 test: uv
 	$(UV) sync --frozen $(SYNC_LESSONS)
-	$(UV) run --frozen pytest
+	$(UV) run --frozen $(SYNC_LESSONS) pytest
 
 test-fast: uv
 	$(UV) sync --frozen $(SYNC_LESSONS)
-	$(UV) run --frozen pytest -m "not browser and not slow"
+	$(UV) run --frozen $(SYNC_LESSONS) pytest -m "not browser and not slow"
 
 lint: uv
-	$(UV) run --frozen ruff check .
+	$(UV) run --frozen $(SYNC_LESSONS) ruff check .
 
 # Execute every lesson and export static HTML pages (widget state embedded) into site/. Their scripts
 # (widgets HTML manager, RequireJS, MathJax) go to site/_static/, fetched once with npm into build/npm/.
 html: uv
 	$(UV) sync --frozen $(SYNC_LESSONS)
-	$(UV) run --frozen python tools/export_html.py --out site
+	$(UV) run --frozen $(SYNC_LESSONS) python tools/export_html.py --out site
 
 # Debian's Chromium for the browser tests (needs root; they skip without it).
 browser-deps:
@@ -54,7 +53,7 @@ bench: uv
 	@if ls $(TORCH_WHEELS)/torch-2.13.0*.whl >/dev/null 2>&1 && \
 	    $(UV) pip install --find-links $(TORCH_WHEELS) torch==2.13.0; then :; else \
 	    echo "note: PyTorch 2.13.0 not installed (no wheel in $(TORCH_WHEELS)): the tables skip it"; fi
-	$(UV) run --frozen python bench/cpu.py $(BENCH_ARGS)
+	$(UV) run --frozen $(SYNC_LESSONS) python bench/cpu.py $(BENCH_ARGS)
 
 bench-gpu: uv
-	$(UV) run --frozen python bench/gpu.py $(BENCH_ARGS)
+	$(UV) run --frozen $(SYNC_LESSONS) python bench/gpu.py $(BENCH_ARGS)
