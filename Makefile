@@ -8,6 +8,8 @@ UV_VERSION ?= 0.13.8
 UV := $(shell command -v uv 2>/dev/null || echo .tools/bin/uv)
 SYNC_LESSONS := --extra lessons
 export UV_PYTHON_DOWNLOADS := never
+# JupyterLab refuses to run as root unless told (containers, CI machines): tell it only then.
+LAB_ARGS ?= $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
 
 .PHONY: lab test test-fast lint html browser-deps bench bench-gpu clean
 
@@ -18,7 +20,7 @@ uv: $(if $(filter .tools/bin/uv,$(UV)),.tools/bin/uv)
 
 lab: uv
 	$(UV) sync --frozen $(SYNC_LESSONS)
-	$(UV) run --frozen $(SYNC_LESSONS) jupyter lab lessons/00_start_here.ipynb
+	$(UV) run --frozen $(SYNC_LESSONS) jupyter lab $(LAB_ARGS) lessons/00_start_here.ipynb
 
 test: uv
 	$(UV) sync --frozen $(SYNC_LESSONS)
