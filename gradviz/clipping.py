@@ -286,7 +286,11 @@ class ClippingLab(PlotWidget):
 
         method = w.Dropdown(options=list(METHODS), value=self._method, description="method",
                             layout=w.Layout(width="230px"))
+        # A step that divides the starting threshold exactly: the browser snaps a slider's value to its
+        # steps and sends it back, so a threshold between two steps would change when shown.
         step = self._slider_max / 400
+        if self._threshold > 0:
+            step = self._threshold / max(1, round(self._threshold / step))
         threshold = w.FloatSlider(value=self._threshold, min=step, max=max(self._slider_max, self._threshold),
                                   step=step, description="threshold", readout_format=".3g",
                                   continuous_update=True, layout=w.Layout(width="420px"))
@@ -452,7 +456,9 @@ class ClippingLab(PlotWidget):
         return (
             "<div style='font-size:12px'>"
             f"<code>{html.escape(_CALLS[r.method].format(c=f'{r.threshold:.4g}'))}</code><br/>"
-            f"{verdict}<table style='border-collapse:collapse;margin-top:4px'>{head}{''.join(rows)}</table>"
+            f"{verdict}<table class='gv-clip-table' style='border-collapse:collapse;margin-top:4px'>"
+            f"<style>.gv-clip-table th, .gv-clip-table td {{padding: 1px 8px; text-align: right}}</style>"
+            f"{head}{''.join(rows)}</table>"
             "</div>"
         )
 

@@ -216,7 +216,7 @@ class FlowView(PlotWidget):
             stat.observe(self._on("_stat"), names="value")
             controls["stat"] = stat
         by = w.ToggleButtons(options=["layer", "variable"], value=self._by, description="per",
-                             style={"button_width": "70px"})
+                             style={"button_width": "80px", "description_width": "initial"})
         by.observe(self._on("_by"), names="value")
         log = w.Checkbox(value=self._log, description="log scale", indent=False,
                          layout=w.Layout(width="auto"))

@@ -12,7 +12,7 @@ const STYLE = `
 .gv-side { flex: 0 0 300px; max-height: var(--gv-max-height, 640px); overflow: auto; padding: 6px 10px;
   border-left: 1px solid var(--jp-border-color2, #d0d7de); }
 .gv-side:empty { display: none; }
-.gv-side pre { white-space: pre-wrap; word-break: break-all; margin: 2px 0; font-size: 12px; }
+.gv-side pre { white-space: pre; overflow-x: auto; margin: 2px 0; font-size: 12px; }
 .gv-side table { border-collapse: collapse; }
 .gv-side td, .gv-side th { padding: 1px 6px 1px 0; vertical-align: top; text-align: left; }
 `;

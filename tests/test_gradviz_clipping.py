@@ -120,3 +120,14 @@ def test_static_forms_and_save(tmp_path):
     assert (tmp_path / "lab.svg").read_text().lstrip().startswith("<?xml")
     dark = gv.clipping([[3.0, 4.0]], theme="dark")
     assert dark.theme == "dark" and dark.png() != gv.clipping([[3.0, 4.0]], theme="light").png()
+
+
+def test_the_starting_threshold_is_a_slider_position():
+    # The browser snaps a slider to min + k·step and sends the value back: 2.0 must stay 2.0.
+    import engine as eg
+    import gradviz as gv
+
+    lab = gv.clipping([eg.constant([3.0, 4.0]), eg.constant([1.0, -2.0])], threshold=2.0)
+    slider = lab._controls()["threshold"]
+    k = (slider.value - slider.min) / slider.step
+    assert abs(k - round(k)) < 1e-9 and slider.value == 2.0
