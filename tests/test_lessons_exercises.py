@@ -272,6 +272,11 @@ def _leaks(message: str, secrets: set[str]) -> list[str]:
     return [s for s in secrets if re.search(r"(?<![\w.])" + re.escape(s) + r"(?![\w])", message)]
 
 
+# Lessons 04-08 keep their cases in tests/test_lessons_exercises_*.py, which add them to CASES when
+# imported: import them now, so that every parametrised test below covers every lesson's exercises.
+for _path in sorted(Path(__file__).parent.glob("test_lessons_exercises_*.py")):
+    importlib.import_module(f"{__package__}.{_path.stem}" if __package__ else _path.stem)
+
 IDS = [f"{lesson}-{name}" for lesson, name in CASES]
 
 
@@ -279,10 +284,6 @@ IDS = [f"{lesson}-{name}" for lesson, name in CASES]
 
 
 def test_every_exercise_has_a_case():
-    # Other lessons' cases may live in tests/test_lessons_exercises_*.py, which add them to CASES
-    # when imported; import them here so that this test also holds when run on its own.
-    for path in sorted(Path(__file__).parent.glob("test_lessons_exercises_*.py")):
-        importlib.import_module(f"{__package__}.{path.stem}" if __package__ else path.stem)
     missing = sorted(set(checks.EXERCISES) - set(CASES))
     assert not missing, f"add a Case (here or in tests/test_lessons_exercises_*.py) for: {missing}"
 
@@ -316,6 +317,20 @@ def test_unanswered_exercise_says_replace_the_dots(key):
     assert not ok and "replace the `...`" in message
     ok, message = checks.evaluate(*key, (..., ...))
     assert not ok and "replace the `...`" in message
+
+
+@pytest.mark.parametrize("key", list(CASES), ids=IDS)
+def test_printed_output_never_shows_the_answer(key, capsys):
+    case = CASES[key]
+    check = checks.checker(key[0])
+    check(key[1], case.right())
+    for build, _ in case.wrong:
+        check(key[1], build())
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("Right!")
+    assert all(line.startswith("Not yet: ") for line in lines[1:]) and len(lines) == 1 + len(case.wrong)
+    leaked = _leaks("\n".join(lines), _secrets(case))
+    assert not leaked, f"the printed output shows the answer ({leaked})"
 
 
 def test_check_prints_the_verdict(capsys):

@@ -11,10 +11,9 @@ tests/test_lessons_exercises.py and are added to its `CASES`, so that its comple
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import engine as eg
-from tests.test_lessons_exercises import CASES, Case, _leaks, _secrets, checks
+from tests.test_lessons_exercises import CASES, Case, checks
 
 # ---- lesson 04 -----------------------------------------------------------------------------------
 
@@ -236,54 +235,11 @@ CASES_0406: dict[tuple[str, str], Case] = {
 
 # The shared completeness test reads CASES when it runs, after every module has been collected.
 CASES.update(CASES_0406)
-IDS = [f"{lesson}-{name}" for lesson, name in CASES_0406]
 
 
 def test_every_exercise_of_lessons_04_to_06_has_a_case():
     mine = {key for key in checks.EXERCISES if key[0] in ("04", "05", "06")}
     assert mine == set(CASES_0406)
-
-
-@pytest.mark.parametrize("key", list(CASES_0406), ids=IDS)
-def test_right_answer_is_right(key):
-    case = CASES_0406[key]
-    ok, message = checks.evaluate(*key, case.right())
-    assert ok, message
-    assert message.startswith("Right!")
-    assert not _leaks(message, _secrets(case))
-
-
-@pytest.mark.parametrize("key", list(CASES_0406), ids=IDS)
-def test_wrong_answers_get_a_hint_not_the_answer(key):
-    case = CASES_0406[key]
-    secrets = _secrets(case)
-    for build, fragment in case.wrong:
-        ok, message = checks.evaluate(*key, build())
-        assert not ok, f"a wrong answer was accepted: {message}"
-        assert message.startswith("Not yet: ") and " Hint: " in message, message
-        assert fragment in message, f"{fragment!r} not in {message!r}"
-        leaked = _leaks(message, secrets)
-        assert not leaked, f"the message shows the answer ({leaked}): {message}"
-
-
-@pytest.mark.parametrize("key", list(CASES_0406), ids=IDS)
-def test_unanswered_exercise_says_replace_the_dots(key):
-    ok, message = checks.evaluate(*key, ...)
-    assert not ok and "replace the `...`" in message
-
-
-@pytest.mark.parametrize("key", list(CASES_0406), ids=IDS)
-def test_printed_output_never_shows_the_answer(key, capsys):
-    case = CASES_0406[key]
-    check = checks.checker(key[0])
-    check(key[1], case.right())
-    for build, _ in case.wrong:
-        check(key[1], build())
-    lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("Right!")
-    assert all(line.startswith("Not yet: ") for line in lines[1:]) and len(lines) == 1 + len(case.wrong)
-    leaked = _leaks("\n".join(lines), _secrets(case))
-    assert not leaked, f"the printed output shows the answer ({leaked})"
 
 
 def test_clip_rows_check_restores_clip_by_norm():
