@@ -52,6 +52,7 @@ class Exercise:
     judge: Judge
     hint: str
     praise: str = ""
+    function: str = ""  # the answer is the learner's function of this name (not its result)
 
 
 #: Every registered exercise, by (lesson, name).
@@ -61,8 +62,12 @@ _NOTHING = object()
 
 
 def register(lesson: str, name: str, *, hint: str, expected: Any = _NOTHING, judge: Judge | None = None,
-             praise: str = "", rtol: float = 1e-4, atol: float = 1e-6) -> None:
-    """Add an exercise: give either ``expected`` (a value to compare with) or ``judge``."""
+             praise: str = "", rtol: float = 1e-4, atol: float = 1e-6, function: str = "") -> None:
+    """Add an exercise: give either ``expected`` (a value to compare with) or ``judge``.
+
+    ``function``: the answer is a function the learner wrote under this name; anything that is not
+    callable gets "pass the function itself" before the judge sees it.
+    """
     if (expected is _NOTHING) == (judge is None):
         raise ValueError(f"register({lesson!r}, {name!r}): give exactly one of expected= or judge=.")
     key = (str(lesson), str(name))
@@ -70,7 +75,7 @@ def register(lesson: str, name: str, *, hint: str, expected: Any = _NOTHING, jud
         raise ValueError(f"Exercise {name!r} of lesson {lesson!r} is registered twice.")
     if judge is None:
         judge = close_to(expected, rtol=rtol, atol=atol)
-    EXERCISES[key] = Exercise(key[0], key[1], judge, hint.strip(), praise.strip())
+    EXERCISES[key] = Exercise(key[0], key[1], judge, hint.strip(), praise.strip(), function)
 
 
 def evaluate(lesson: str, name: str, answer: Any) -> tuple[bool, str]:
@@ -81,6 +86,9 @@ def evaluate(lesson: str, name: str, answer: Any) -> tuple[bool, str]:
         raise KeyError(f"Lesson {lesson!r} has no exercise {name!r}. Its exercises: {known}")
     if _unanswered(answer):
         return False, "Not yet: replace the `...` with your answer, then run the cell again."
+    if exercise.function and not callable(answer):
+        return False, (f"Not yet: the answer should be your function itself: check('{exercise.name}', "
+                       f"{exercise.function}), no parentheses. Hint: {exercise.hint}")
     try:
         problem = exercise.judge(answer)
     except Exception as exc:  # never show the message: it might quote the expected value
@@ -238,8 +246,6 @@ register("01", "landing_device", judge=_judge_landing_device,
 def _judge_sgd_step(answer: Any) -> str | None:
     import engine as eg  # noqa: PLC0415
 
-    if not callable(answer):
-        return "the answer should be your function itself: check('sgd_step', sgd_step), no parentheses."
     v1 = eg.Variable([1.0, -2.0], name="v1")
     v2 = eg.Variable(3.0, name="v2")
     v3 = eg.Variable([0.25], name="v3")
@@ -270,8 +276,6 @@ def _judge_sgd_step(answer: Any) -> str | None:
 def _judge_sse(answer: Any) -> str | None:
     import engine as eg  # noqa: PLC0415
 
-    if not callable(answer):
-        return "the answer should be your function itself: check('fix_broadcast', sse), no parentheses."
     rng = np.random.default_rng(7)
     pred = eg.constant(rng.normal(size=(4, 1)).astype(np.float32))
     target = eg.constant(rng.normal(size=(4,)).astype(np.float32))
@@ -297,10 +301,10 @@ def _judge_sse(answer: Any) -> str | None:
 register("02", "partials", expected=(6.0, -3.0),
          hint="Write h as a Python function of two arguments and pass it to eg.gradients_function; "
               "call the result with the two numbers, in the same order as the arguments.")
-register("02", "sgd_step", judge=_judge_sgd_step,
+register("02", "sgd_step", judge=_judge_sgd_step, function="sgd_step",
          hint="Loop over the (gradient, variable) pairs; skip a pair whose gradient is None; "
               "otherwise call variable.assign_sub(learning_rate * gradient).")
-register("02", "fix_broadcast", judge=_judge_sse,
+register("02", "fix_broadcast", judge=_judge_sse, function="sse",
          hint="Make both shapes equal before subtracting: eg.reshape(target, (-1, 1)) or "
               "eg.squeeze(pred, axis=1). Then square and take eg.sum.",
          praise="Checking shapes before a reduction catches a whole family of silent bugs.")
@@ -329,8 +333,6 @@ register("03", "jacobian", expected=np.array([[3.0, 2.0], [1.0, 1.0], [0.0, 6.0]
 def _judge_scale_pairs(answer: Any) -> str | None:
     import engine as eg  # noqa: PLC0415
 
-    if not callable(answer):
-        return "the answer should be your function itself: check('scale_pairs', scale_pairs), no parentheses."
     a = eg.Variable([1.0, -2.0], name="a")
     b = eg.Variable(3.0, name="b")
     c = eg.Variable([0.5], name="c")
@@ -380,7 +382,7 @@ def _judge_scale_pairs(answer: Any) -> str | None:
 register("04", "decay_half", expected=2.125,
          hint="Each step keeps the fraction (1 - decay) of the distance to b, so after n steps "
               "x = b + (x0 - b) * (1 - decay)**n. descent_trace(decay, steps) lets you check the table.")
-register("04", "scale_pairs", judge=_judge_scale_pairs,
+register("04", "scale_pairs", judge=_judge_scale_pairs, function="scale_pairs",
          hint="Loop over the pairs (a list comprehension works), keep each variable as it is, and "
               "multiply only the gradients that are not None.",
          praise="This is the shape of every gradient transform: clipping, averaging, noise.")
@@ -401,8 +403,6 @@ class _UsedClipByNorm(Exception):
 def _judge_clip_rows(answer: Any) -> str | None:
     import engine as eg  # noqa: PLC0415
 
-    if not callable(answer):
-        return "the answer should be your function itself: check('clip_rows', clip_rows), no parentheses."
     t = eg.constant([[3.0, 4.0, 0.0], [0.3, -0.4, 0.0], [0.0, 0.0, 0.0], [-6.0, 0.0, 8.0]])
     c = 2.0
     rows = t.numpy().astype(np.float64)
@@ -444,7 +444,7 @@ def _judge_clip_rows(answer: Any) -> str | None:
     return None
 
 
-register("05", "clip_rows", judge=_judge_clip_rows,
+register("05", "clip_rows", judge=_judge_clip_rows, function="clip_rows",
          hint="Compute each row's length with sqrt(sum(t * t, axis=1, keepdims=True)); then scale t by "
               "c divided by the larger of that length and c (eg.maximum).",
          praise="That is exactly the formula behind clip_by_norm.")
@@ -462,8 +462,6 @@ register("05", "keeps_direction", expected={"global norm"},
 # ===================================================================================================
 
 def _judge_combine(answer: Any) -> str | None:
-    if not callable(answer):
-        return "the answer should be your function itself: check('combine', combine), no parentheses."
     rng = np.random.default_rng(3)
     g1, g2 = rng.normal(size=(2, 3)), rng.normal(size=(2, 3))
     try:
@@ -499,8 +497,6 @@ def _judge_combine(answer: Any) -> str | None:
 def _judge_server_step(answer: Any) -> str | None:
     import engine as eg  # noqa: PLC0415
 
-    if not callable(answer):
-        return "the answer should be your function itself: check('server_step', server_step), no parentheses."
     a = eg.Variable(np.array([1.0, 2.0]), name="a")
     b = eg.Variable(np.array([[3.0]]), name="b")
     opt = eg.optimizers.SGD(learning_rate=0.5)
@@ -530,11 +526,11 @@ def _judge_server_step(answer: Any) -> str | None:
     return "the variables changed, but not by the workers' averaged gradients."
 
 
-register("06", "combine", judge=_judge_combine,
+register("06", "combine", judge=_judge_combine, function="combine",
          hint="The full-batch loss is a mean over all examples, so a micro-batch of n examples counts n "
               "times: weight each gradient by its size, add, and divide by the total size.",
          praise="Weighting by size keeps accumulation exact for any split.")
-register("06", "server_step", judge=_judge_server_step,
+register("06", "server_step", judge=_judge_server_step, function="server_step",
          hint="zip(*worker_gradients) groups the arrays per Variable; np.mean(..., axis=0) averages "
               "each group; zip the means with the variables and call apply_gradients once.")
 register("06", "sum_lr", expected=0.025,
@@ -570,8 +566,6 @@ def _judge_flatten_size(answer: Any) -> str | None:
 def _judge_cross_entropy(answer: Any) -> str | None:
     import engine as eg  # noqa: PLC0415
 
-    if not callable(answer):
-        return "the answer should be your function itself: check('cross_entropy', cross_entropy)."
     cases = [
         (np.eye(4, dtype=np.float32)[[2, 0, 3]],
          np.array([[0.5, -1.0, 2.0, 0.0], [1.5, 0.2, -0.3, 0.7], [-2.0, 0.0, 1.0, 3.0]], np.float32)),
@@ -628,8 +622,6 @@ def _judge_cross_entropy(answer: Any) -> str | None:
 def _judge_accuracy(answer: Any) -> str | None:
     import engine as eg  # noqa: PLC0415
 
-    if not callable(answer):
-        return "the answer should be your function itself: check('accuracy', my_accuracy)."
     rng = np.random.default_rng(70)
     for n, classes, hits in ((8, 5, 5), (12, 10, 3)):
         logits = rng.normal(size=(n, classes)).astype(np.float32)
@@ -662,11 +654,11 @@ def _judge_accuracy(answer: Any) -> str | None:
 register("07", "flatten_size", judge=_judge_flatten_size,
          hint="The convolutions keep height and width (SAME padding); each 2×2 pooling with stride 2 "
               "halves them, rounding up. Multiply the final height, width and number of channels.")
-register("07", "cross_entropy", judge=_judge_cross_entropy,
+register("07", "cross_entropy", judge=_judge_cross_entropy, function="cross_entropy",
          hint="log p = eg.log_softmax(logits, axis=-1) never takes the log of a rounded-off zero. The loss "
               "per example is minus the sum over the class axis of labels * log p.",
          praise="That is the stable formula TensorFlow's softmax_cross_entropy_with_logits uses.")
-register("07", "accuracy", judge=_judge_accuracy,
+register("07", "accuracy", judge=_judge_accuracy, function="my_accuracy",
          hint="np.argmax(logits.numpy(), axis=1) gives the predicted class of each example; compare it "
               "with the labels and take the mean of the comparison.")
 
