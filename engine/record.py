@@ -41,6 +41,27 @@ class Record:
     def output_ids(self) -> tuple[int, ...]:
         return (self.output._uid,)
 
+    def input_gradient(self, index: int, g: Tensor) -> Tensor | None:
+        """The gradient for input ``index`` given the upstream gradient ``g``: the op's VJP, summed back
+        to the input's shape where the op broadcast it. The one step of every backward pass (the
+        engine's, and gradviz's stepper replaying it)."""
+        x = self.inputs[index]
+        gi = self.prim.vjp(index, g, self.output, self.inputs, self.params)
+        if gi is None:
+            return None
+        data = gi._data
+        if data.shape != x._data.shape:
+            from .primitive import unbroadcast  # noqa: PLC0415  (primitive imports the tape, which imports this)
+
+            gi = unbroadcast(gi, x.shape)
+            data = gi._data
+        if data.dtype != x._data.dtype:
+            raise TypeError(
+                f"Internal error in the gradient of {self.op}: input {index} has dtype {x.dtype} but its "
+                f"gradient has dtype {gi.dtype}. Please report this."
+            )
+        return gi
+
     def to_dict(self) -> dict[str, Any]:
         """Plain data for viewers: names, ids, shapes, dtypes, devices, parameters."""
         def describe(t: Tensor) -> dict[str, Any]:
@@ -58,7 +79,6 @@ class _ReadVariable:
     """The pseudo-op a tape records when a watched Variable is read: its VJP is the identity."""
 
     name = "read_variable"
-    vjps = (lambda g, y, v: g,)
 
     def vjp(self, index: int, g: Tensor, y: Tensor, inputs: Any, params: dict) -> Tensor:
         return g

@@ -280,7 +280,6 @@ def backward(records: list[Record], seeds: list[tuple[Tensor, Tensor]],
     Only records on a path from a source to a target run their VJPs.
     """
     from .ops import add  # noqa: PLC0415
-    from .primitive import unbroadcast  # noqa: PLC0415
 
     # 1. Which tensors depend on a source? (a forward sweep; everything else needs no gradient)
     depends = set(source_ids)
@@ -308,23 +307,14 @@ def backward(records: list[Record], seeds: list[tuple[Tensor, Tensor]],
         for i, x in enumerate(r.inputs):
             if x._uid not in depends:
                 continue
-            gi = r.prim.vjp(i, g, r.output, r.inputs, r.params)
+            gi = r.input_gradient(i, g)
             if gi is None:
                 continue
-            data, x_data = gi._data, x._data
-            if data.shape != x_data.shape:
-                gi = unbroadcast(gi, x.shape)
-                data = gi._data
-            if data.dtype != x_data.dtype:
-                raise TypeError(
-                    f"Internal error in the gradient of {r.op}: input {i} has dtype {x.dtype} but its "
-                    f"gradient has dtype {gi.dtype}. Please report this."
-                )
             prev = grads.get(x._uid)
             if prev is None:
                 grads[x._uid] = gi
             elif recording or prev._device.index:  # (other GPUs: let `add` switch device)
                 grads[x._uid] = add(prev, gi)
             else:
-                grads[x._uid] = Tensor._make(prev._data + data, prev._device)
+                grads[x._uid] = Tensor._make(prev._data + gi._data, prev._device)
     return grads

@@ -99,7 +99,6 @@ def backward_steps(
     Variable's under its own id, its reads folded in). Reads of Variables are not steps of their own.
     """
     from engine import add, ones_like  # noqa: PLC0415
-    from engine.primitive import unbroadcast  # noqa: PLC0415
 
     alias = {r.output.id: r.inputs[0].id for r in records if r.op == "read_variable"}
 
@@ -149,12 +148,10 @@ def backward_steps(
                 k = key(x)
                 if k not in depends:
                     continue
-                gi = r.prim.vjp(i, g, r.output, r.inputs, r.params)
+                gi = r.input_gradient(i, g)
                 pending[k] -= 1
                 if gi is None:
                     continue
-                if gi.shape != x.shape:
-                    gi = unbroadcast(gi, x.shape)
                 prev = grads.get(k)
                 grads[k] = gi if prev is None else add(prev, gi)
                 step.contributions.append(
