@@ -54,7 +54,7 @@ class Device:
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, str):
-            return self.name == _parse(other)[0] + ":" + str(_parse(other)[1])
+            return self.name == "{}:{}".format(*_parse(other))
         return self is other
 
     __hash__ = object.__hash__
