@@ -229,6 +229,8 @@ def transfer(array: Any, dest: Device) -> Any:
     if dest is CPU:
         return to_host(array)
     with dest.activate():
+        if isinstance(array, dest.xp.ndarray):  # CuPy's asarray would leave it on its own GPU
+            return array if array.device.id == dest.index else array.copy()
         return dest.xp.asarray(array)
 
 

@@ -7,17 +7,129 @@ exercise's self-check, with a right and a wrong answer::
     def test_exercise_1_check(lesson):
         run = lesson("02_gradients_of_functions.ipynb")
         assert "not yet" in run.run("check_exercise_1(lambda x, y: 0)")
+
+The GPU path runs on every machine: when CuPy with a working GPU is not present, the session loads the
+fake CuPy of ``tests/fakecupy`` (two fake GPUs), so the device-parametrised tests run on ``cpu:0``,
+``gpu:0`` and ``gpu:1``. With real CuPy and a GPU they run on the real devices instead, and
+``GRADLAB_REQUIRE_GPU=1`` makes the session fail rather than fall back to the fake. ``transfers()``
+counts the fake's device→host copies, so a test can assert a budget::
+
+    def test_a_step_stays_on_the_device(transfers):
+        with transfers() as count:
+            opt.apply_gradients(pairs)
+        assert count.to_host == 0
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import os
 import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from tests import fakecupy
+
+#: "real" when the session runs on real CuPy GPUs, "fake" on the fake CuPy (set by pytest_configure).
+GPU_BACKEND = ""
+
+
+def _real_gpu_problem() -> str | None:
+    """None when real CuPy is installed and a CUDA device works; else why not."""
+    if os.environ.get("ENGINE_DISABLE_GPU"):
+        return "ENGINE_DISABLE_GPU is set"
+    try:
+        import cupy
+    except ImportError:
+        return "CuPy is not installed (install the `gpu` extra)"
+    if getattr(cupy, "FAKE", False):
+        return "only the fake CuPy is importable"
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            return "CuPy found no CUDA device"
+        cupy.zeros(1).sum()
+    except Exception as exc:  # no driver, no device, no toolkit
+        return f"CuPy cannot use a GPU ({type(exc).__name__}: {exc})"
+    return None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Pick the GPU backend once, before any test module asks the engine for its devices."""
+    global GPU_BACKEND
+    problem = _real_gpu_problem()
+    if problem is None:
+        GPU_BACKEND = "real"
+        return
+    if os.environ.get("GRADLAB_REQUIRE_GPU") == "1":
+        raise pytest.UsageError(f"GRADLAB_REQUIRE_GPU=1 but no real GPU works here: {problem}.")
+    fakecupy.install()
+    os.environ.pop("ENGINE_DISABLE_GPU", None)
+    GPU_BACKEND = "fake"
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    import engine as eg
+
+    where = "real CuPy" if GPU_BACKEND == "real" else "the fake CuPy of tests/fakecupy (no real GPU)"
+    return f"gradlab devices: {', '.join(eg.list_devices())} on {where}"
+
+
+class TransferCount:
+    """Device→host (``to_host``) and host→device (``to_device``) copies seen by the fake CuPy."""
+
+    def __init__(self) -> None:
+        self._start = dict(self._now())
+        self._end: dict[str, int] | None = None
+
+    @staticmethod
+    def _now() -> dict[str, int]:
+        import cupy
+
+        return cupy._array.counts
+
+    def _get(self, kind: str) -> int:
+        end = self._end if self._end is not None else self._now()
+        return end[kind] - self._start[kind]
+
+    to_host = property(lambda self: self._get("to_host"))
+    to_device = property(lambda self: self._get("to_device"))
+
+    def __repr__(self) -> str:
+        return f"<TransferCount to_host={self.to_host} to_device={self.to_device}>"
+
+
+@pytest.fixture
+def transfers() -> Callable[[], contextlib.AbstractContextManager[TransferCount]]:
+    """``with transfers() as count: ...`` then ``count.to_host``: the fake CuPy's counted copies.
+
+    Skips on real CuPy, whose transfers cannot be counted from Python.
+    """
+    if GPU_BACKEND != "fake":
+        pytest.skip("transfer counts need the fake CuPy (this session runs on real CuPy)")
+
+    @contextlib.contextmanager
+    def counting() -> Iterator[TransferCount]:
+        count = TransferCount()
+        yield count
+        count._end = dict(TransferCount._now())
+
+    return counting
+
+
+@pytest.fixture
+def no_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine as on a machine without CuPy: no GPU, soft placement falls back to the CPU."""
+    from engine import backend
+
+    monkeypatch.setattr(backend, "_gpu_count", 0)
+    monkeypatch.setattr(backend, "_gpu_problem", "CuPy is not installed")
+    monkeypatch.setattr(backend, "_devices", {"cpu:0": backend.CPU})
+    monkeypatch.setattr(backend, "_warned_fallback", False)
+
 
 LESSONS_DIR = Path(__file__).resolve().parent.parent / "lessons"
 CELL_TIMEOUT_S = 120

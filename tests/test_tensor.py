@@ -201,9 +201,7 @@ def test_devices_listing_and_memory_info():
         eg.device("tpu:0").__enter__()
 
 
-@pytest.mark.skipif(eg.gpu_available(), reason="checks the fallback on a machine without a GPU")
-def test_soft_placement_falls_back_with_one_warning_and_strict_mode_raises(monkeypatch):
-    monkeypatch.setattr(backend, "_warned_fallback", False)
+def test_soft_placement_falls_back_with_one_warning_and_strict_mode_raises(monkeypatch, no_gpu):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with eg.device("gpu:0"):

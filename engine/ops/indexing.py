@@ -3,6 +3,11 @@
 The gradient of indexing scatters the upstream gradient back into zeros shaped like the input,
 adding where an index repeats; the gradient of that scatter is indexing again.
 
+Index arrays given on the host (lists, NumPy arrays, cpu:0 tensors) are checked against the shape
+there, then moved to the indexed tensor's device: out-of-range indices raise IndexError on every
+device (CuPy itself would wrap them silently). Index tensors already on that GPU are used as they are,
+unchecked: checking them would cost a device→host transfer per op.
+
 >>> import engine as eg
 >>> x = eg.constant([10.0, 20.0, 30.0])
 >>> x[[0, 2, 2]].numpy()
@@ -15,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import backend
 from .. import ops as F
 from ..primitive import Primitive
 from ..tensor import Tensor
@@ -30,6 +36,10 @@ def _scatter_forward(xp, g, key, shape):
         out[key] = g  # basic indexing never repeats an element
     elif xp is np:
         np.add.at(out, key, g)  # repeated indices add up
+    elif g.dtype.kind == "c":  # cupyx.scatter_add has no complex version: add each part on its own
+        real = _scatter_forward(xp, g.real.copy(), key, shape)
+        imag = _scatter_forward(xp, g.imag.copy(), key, shape)
+        out = (real + 1j * imag).astype(g.dtype)
     else:
         import cupyx  # noqa: PLC0415
 
@@ -49,26 +59,53 @@ _getitem = Primitive(
 )
 
 
+def _is_array(k: Any) -> bool:
+    return hasattr(k, "dtype") and hasattr(k, "shape") and not isinstance(k, np.generic)
+
+
 def _normalize(key: Any, x: Tensor) -> tuple:
+    """``key`` with every index array on ``x``'s device; host arrays bounds-checked before they move."""
     if not isinstance(key, tuple):
         key = (key,)
-    xp = x._device.xp
-    out = []
+    parts: list[Any] = []
     for k in key:
         if isinstance(k, Tensor):
-            if k.dtype.kind not in "iub":
-                raise IndexError(f"getitem: index tensors must be integer or bool, got {k.dtype}.")
-            k = k._data if k._device is x._device else xp.asarray(k.numpy())
-        elif isinstance(k, list | np.ndarray):
-            k = xp.asarray(k)
-            if k.dtype.kind not in "iub":
-                raise IndexError(f"getitem: index arrays must be integer or bool, got {k.dtype}.")
+            if k._is_variable:
+                k = k._read()
+            k = k._data
+        elif isinstance(k, list):
+            k = np.asarray(k)
         elif isinstance(k, np.integer):
             k = int(k)
-        elif not isinstance(k, int | slice | type(None) | type(Ellipsis)):
-            raise IndexError(f"getitem: unsupported index {k!r} of type {type(k).__name__}.")
-        out.append(k)
-    return tuple(out)
+        elif not (_is_array(k) or isinstance(k, int | slice | type(None) | type(Ellipsis))):
+            raise IndexError(f"getitem: unsupported index {k!r:.60} of type {type(k).__name__}.")
+        if _is_array(k) and k.dtype.kind not in "iub":
+            raise IndexError(f"getitem: index arrays must be integer or bool, got {k.dtype}.")
+        parts.append(k)
+    _check_host_bounds(parts, x.shape)
+    dev = x._device
+    return tuple(backend.transfer(k, dev) if _is_array(k) and backend.device_of_array(k) is not dev else k
+                 for k in parts)
+
+
+def _check_host_bounds(parts: list, shape: tuple[int, ...]) -> None:
+    """IndexError for an out-of-range integer index array that is on the host (NumPy)."""
+    taken = sum(k.ndim if _is_array(k) and k.dtype.kind == "b" else 0 if k is None or k is Ellipsis else 1
+                for k in parts)
+    axis = 0
+    for k in parts:
+        if k is Ellipsis:
+            axis += len(shape) - taken
+        elif _is_array(k) and k.dtype.kind == "b":
+            axis += k.ndim
+        elif k is not None:
+            if isinstance(k, np.ndarray) and k.dtype.kind in "iu" and k.size and axis < len(shape):
+                n = shape[axis]
+                bad = k[(k < -n) | (k >= n)]
+                if bad.size:
+                    raise IndexError(f"getitem: index {bad.ravel()[0]} is out of range for axis {axis} with "
+                                     f"size {n} (shape {shape}).")
+            axis += 1
 
 
 def getitem(x: Tensor, key: Any) -> Tensor:
