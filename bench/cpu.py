@@ -148,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         times, notes = run_workload(w, args.repeats, args.min_time, args.only, clock=args.clock)
         print(common.table(w, times, notes))
+        if "traced" in times:
+            print(common.table(w, times, reference="traced"))
         print()
     return 0
 

@@ -81,6 +81,34 @@ def engine(data: dict) -> Run:
     return Run(step, lambda: [t.numpy() for t in out])
 
 
+def traced(data: dict) -> Run:
+    """The engine's step inside ``eg.function``: traced once, then replayed."""
+    import engine as eg  # noqa: PLC0415
+
+    params = [eg.Variable(p.copy()) for p in data["params"]]
+    x, y, mask = eg.constant(data["x"]), eg.constant(data["y"]), eg.constant(data["mask"])
+    adam = eg.optimizers.Adam(learning_rate=LR, epsilon=EPSILON)
+    out: list = []
+
+    @eg.function
+    def train_step(x, y, mask):
+        k1, c1, k2, c2, w3, b3, w4, b4 = params
+        with eg.GradientTape() as tape:
+            h = eg.nn.max_pool2d(eg.relu(eg.nn.conv2d(x, k1, padding="SAME") + c1), 2, 2, "SAME")
+            h = eg.nn.max_pool2d(eg.relu(eg.nn.conv2d(h, k2, padding="SAME") + c2), 2, 2, "SAME")
+            h = eg.reshape(h, (h.shape[0], -1))
+            h = eg.relu(h @ w3 + b3) * mask
+            loss = eg.mean(eg.nn.sparse_softmax_cross_entropy(y, h @ w4 + b4))
+        grads = tape.gradient(loss, params)
+        adam.apply_gradients(zip(grads, params))
+        return [loss, *grads]
+
+    def step():
+        out[:] = train_step(x, y, mask)
+
+    return Run(step, lambda: [t.numpy() for t in out])
+
+
 # ---- hand-written NumPy (NHWC, HWIO): im2col convolution, reshape pooling, Adam ------------------------
 
 
@@ -213,9 +241,10 @@ def torch(data: dict) -> Run:
 WORKLOAD = Workload(
     name="W4",
     title="CNN step: lesson 07's conv-pool-conv-pool-dense-dropout-dense net, batch 64, Adam",
-    builders={"engine": engine, "numpy": numpy, "torch": torch},
+    builders={"engine": engine, "traced": traced, "numpy": numpy, "torch": torch},
     make_data=make_data,
     targets={"torch": 1.5},
+    traced_targets={"torch": 1.0},
     notes=[
         "dropout is a fixed mask in every implementation (same numbers everywhere)",
         "autograd, MyGrad and DeZero are not run here: no NHWC convolution to compare like for like",

@@ -9,7 +9,8 @@
 <Tensor shape=() dtype=float32 device=cpu:0 6.0>
 
 Layers: `backend` (devices) → `tensor` → `primitive` + `ops` (forward and gradient side by side)
-→ `tape` (recording and the backward pass) → `functional` (grad of a function).
+→ `tape` (recording and the backward pass) → `functional` (grad of a function); `function`
+(graph mode: trace once, replay fast).
 """
 
 import numpy as _np
@@ -17,6 +18,7 @@ import numpy as _np
 from . import config, data, layers, nest, nn, optimizers, random
 from .backend import device, gpu_available, list_devices, memory_info
 from .clipping import clip_by_global_norm, clip_by_norm, clip_by_value, global_norm, norm
+from .function import Function, function
 from .functional import (
     grad,
     gradients_function,
@@ -25,11 +27,13 @@ from .functional import (
     value_and_grad,
     value_and_gradients_function,
 )
+from .graph import Graph, GraphTensor
 from .ops import *  # noqa: F403  (the op names are the public API)
 from .ops import __all__ as _op_names
 from .primitive import REGISTRY as primitives
 from .tape import GradientTape, Record
 from .tensor import Tensor, as_dtype, constant, convert_to_tensor
+from .tracing import TracingError, name_scope
 from .variable import Variable
 
 float16, float32, float64 = _np.dtype("float16"), _np.dtype("float32"), _np.dtype("float64")
@@ -37,6 +41,7 @@ int32, int64, bool_ = _np.dtype("int32"), _np.dtype("int64"), _np.dtype("bool")
 
 __version__ = "0.1.0"
 __all__ = [
+    "Function", "Graph", "GraphTensor", "TracingError", "function", "name_scope",
     "GradientTape", "Record", "Tensor", "Variable", "as_dtype", "config", "constant",
     "convert_to_tensor", "device", "gpu_available", "grad", "gradients_function", "implicit_gradients",
     "implicit_value_and_gradients", "list_devices", "memory_info", "nest", "primitives", "random",

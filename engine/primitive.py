@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from . import backend
+from . import backend, tracing
 from . import tape as _tape
 from .tensor import Tensor, _check_castable, _default_array, _uids
 
@@ -117,6 +117,8 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Tensor:
     y._data, y._device, y._uid, y.name = out, dev, next(_uids), None
     if _tape._ACTIVE and prim.vjps is not None and out.dtype.kind in "fc":
         _tape._record_everywhere(prim, tuple(inputs), y, params, next(_op_ids))
+    if tracing.TRACER is not None:  # eg.function is tracing: the op becomes a graph node
+        tracing.TRACER.on_op(prim, inputs, y, params)
     return y
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from . import backend
+from . import backend, tracing
 from .creation import _shape
 from .tensor import Tensor, as_dtype
 
@@ -42,31 +42,48 @@ def generator(seed: int | None = None) -> np.random.Generator:
     return np.random.default_rng(seed if _global_seed is None else (_global_seed, seed))
 
 
-def _place(values: np.ndarray, dtype: Any) -> Tensor:
+def _draw(op: str, sample: Any, dtype: Any) -> Tensor:
+    """A tensor of ``sample()`` (host values) on the current device. While `eg.function` traces, the
+    draw becomes a graph node that samples again on every call (it is not frozen into a constant)."""
     dev = backend.current_device()
-    data = values.astype(as_dtype(dtype))
-    return Tensor._make(backend.transfer(data, dev) if dev.kind == "gpu" else data, dev)
+    dt = as_dtype(dtype)
+
+    def draw() -> Any:
+        data = sample().astype(dt)
+        return backend.transfer(data, dev) if dev.kind == "gpu" else data
+
+    t = Tensor._make(draw(), dev)
+    if tracing.TRACER is not None:
+        tracing.TRACER.on_random(op, draw, t)
+    return t
 
 
 def normal(shape: int | Sequence[int], mean: float = 0.0, stddev: float = 1.0, dtype: Any = "float32",
            seed: int | None = None) -> Tensor:
     """Samples from N(mean, stddev²)."""
-    return _place(generator(seed).normal(mean, stddev, _shape(shape)), dtype)
+    shape = _shape(shape)
+    return _draw("RandomStandardNormal", lambda: generator(seed).normal(mean, stddev, shape), dtype)
 
 
 def uniform(shape: int | Sequence[int], minval: float = 0.0, maxval: float = 1.0, dtype: Any = "float32",
             seed: int | None = None) -> Tensor:
     """Samples from the uniform distribution on [minval, maxval)."""
-    return _place(generator(seed).uniform(minval, maxval, _shape(shape)), dtype)
+    shape = _shape(shape)
+    return _draw("RandomUniform", lambda: generator(seed).uniform(minval, maxval, shape), dtype)
 
 
 def truncated_normal(shape: int | Sequence[int], mean: float = 0.0, stddev: float = 1.0,
                      dtype: Any = "float32", seed: int | None = None) -> Tensor:
     """Normal samples, redrawn until each lies within two standard deviations of the mean."""
-    rng = generator(seed)
-    values = rng.standard_normal(_shape(shape))
-    bad = np.abs(values) > 2
-    while bad.any():
-        values[bad] = rng.standard_normal(int(bad.sum()))
+    shape = _shape(shape)
+
+    def sample() -> np.ndarray:
+        rng = generator(seed)
+        values = rng.standard_normal(shape)
         bad = np.abs(values) > 2
-    return _place(mean + stddev * values, dtype)
+        while bad.any():
+            values[bad] = rng.standard_normal(int(bad.sum()))
+            bad = np.abs(values) > 2
+        return mean + stddev * values
+
+    return _draw("TruncatedNormal", sample, dtype)

@@ -24,7 +24,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from . import nest
+from . import nest, tracing
 from .record import _READ, Record
 from .tensor import Tensor, is_floating
 
@@ -230,10 +230,17 @@ class GradientTape:
                     f"GradientTape.gradient: sources must be Tensors or Variables, got "
                     f"{type(s).__name__}. Convert with eg.constant and watch it inside the tape."
                 )
-        seeds = _seeds(targets, output_gradients)
-        # Only what this tape watches (or computed from what it watches) has a gradient here.
-        watched = [s._uid for s in sources if s._uid in self._watched]
-        grads = backward(list(self._records), seeds, watched) if watched else {}
+        with tracing.name_scope("gradients"):  # graph mode names these ops gradients/...
+            if tracing.TRACER is not None:
+                tracing.TRACER.backward_depth += 1
+            try:
+                seeds = _seeds(targets, output_gradients)
+                # Only what this tape watches (or computed from what it watches) has a gradient here.
+                watched = [s._uid for s in sources if s._uid in self._watched]
+                grads = backward(list(self._records), seeds, watched) if watched else {}
+            finally:
+                if tracing.TRACER is not None:
+                    tracing.TRACER.backward_depth -= 1
         out: list[Tensor | None] = []
         for s in sources:
             g = grads.get(s._uid) if s._uid in self._watched else None
@@ -296,13 +303,19 @@ def backward(records: list[Record], seeds: list[tuple[Tensor, Tensor]],
         grads[uid] = add(grads[uid], seed) if uid in grads else seed
     keep = set(source_ids)
     # While no tape records, sums of gradients need not be differentiable: add the arrays directly.
-    recording = any(t._recording for t in _ACTIVE)
+    # (While eg.function traces, every sum must be an op, so that the graph has it.)
+    tracer = tracing.TRACER
+    recording = tracer is not None or any(t._recording for t in _ACTIVE)
     for r in reversed(records):
         out_id = r.output._uid
         if out_id not in depends:
             continue
         g = grads.get(out_id) if out_id in keep else grads.pop(out_id, None)
         if g is None:
+            continue
+        if tracer is not None:  # graph mode: this step's ops are named gradients/<op>_grad/...
+            with tracer.grad_scope(r.output):
+                _step(r, g, grads, depends, recording)
             continue
         for i, x in enumerate(r.inputs):
             if x._uid not in depends:
@@ -318,3 +331,16 @@ def backward(records: list[Record], seeds: list[tuple[Tensor, Tensor]],
             else:
                 grads[x._uid] = Tensor._make(prev._data + gi._data, prev._device)
     return grads
+
+
+def _step(r: Record, g: Tensor, grads: dict[int, Tensor], depends: set[int], recording: bool) -> None:
+    """One backward step while tracing: each input's contribution added to its gradient (as ops)."""
+    from .ops import add  # noqa: PLC0415
+
+    for i, x in enumerate(r.inputs):
+        if x._uid not in depends:
+            continue
+        gi = r.input_gradient(i, g)
+        if gi is not None:
+            prev = grads.get(x._uid)
+            grads[x._uid] = gi if prev is None else add(prev, gi)

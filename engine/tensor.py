@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from . import backend
+from . import backend, tracing
 from .backend import Device
 
 __all__ = ["Tensor", "constant", "convert_to_tensor", "as_dtype", "is_floating"]
@@ -129,15 +129,21 @@ class Tensor:
     # ---- leaving the engine -----------------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """A host NumPy copy of the value, whatever the device."""
+        if tracing.TRACER is not None:
+            tracing.TRACER.check_value(self, ".numpy()")
         return np.array(backend.to_host(self._data), copy=True)
 
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
         if self.size != 1:
             raise ValueError(f"item() needs a tensor with one element, got shape {self.shape}.")
+        if tracing.TRACER is not None:
+            tracing.TRACER.check_value(self, ".item()")
         return backend.to_host(self._data).item()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        if tracing.TRACER is not None:
+            tracing.TRACER.check_value(self, "np.asarray()")
         array = backend.to_host(self._data)
         if copy:
             array = np.array(array, copy=True)
@@ -164,6 +170,8 @@ class Tensor:
 
     # ---- Python protocol ----------------------------------------------------------------------
     def __repr__(self) -> str:
+        if tracing.TRACER is not None and (symbolic := tracing.TRACER.symbolic_repr(self)):
+            return symbolic
         head = f"<{type(self).__name__}"
         if self.name is not None:
             head += f" {self.name!r}"
@@ -188,6 +196,8 @@ class Tensor:
                 f"The truth value of a tensor with {self.size} elements is ambiguous; "
                 "use eg.reduce_any-style reductions: bool(eg.max(t)) or compare a scalar."
             )
+        if tracing.TRACER is not None:
+            tracing.TRACER.check_value(self, "bool")
         return bool(self.item())
 
     def __float__(self) -> float:

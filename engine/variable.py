@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import tape as _tapes
+from . import tracing
 from .tensor import Tensor, _check_castable, _default_array, convert_to_tensor
 
 __all__ = ["Variable"]
@@ -33,6 +34,8 @@ class Variable(Tensor):
 
     def __init__(self, initial_value: Any, name: str | None = None, trainable: bool = True,
                  dtype: Any = None):
+        if tracing.TRACER is not None:
+            tracing.TRACER.on_new_variable(name)
         if callable(initial_value):
             initial_value = initial_value()
         value = convert_to_tensor(initial_value, dtype=dtype)
@@ -54,10 +57,11 @@ class Variable(Tensor):
         snapshot = Tensor._make(self._data, self._device)
         if _tapes._ACTIVE:
             _tapes._on_variable_read(self, snapshot)
+        if tracing.TRACER is not None:
+            tracing.TRACER.on_read(self, snapshot)
         return snapshot
 
-    def _new_value(self, value: Any, op: str) -> Any:
-        v = value._read() if isinstance(value, Variable) else value
+    def _new_value(self, v: Any, op: str) -> Any:
         if isinstance(v, Tensor):
             if v._device is not self._device:
                 raise ValueError(
@@ -80,15 +84,23 @@ class Variable(Tensor):
 
     def assign(self, value: Any) -> Variable:
         """Replace the value (same shape); returns the variable."""
-        self._data = self._new_value(value, "assign")
+        self._data = self._checked(value, "assign")
         return self
 
     def assign_add(self, delta: Any) -> Variable:
         """``self += delta``; returns the variable."""
-        self._data = self._data + self._new_value(delta, "assign_add")
+        self._data = self._data + self._checked(delta, "assign_add")
         return self
 
     def assign_sub(self, delta: Any) -> Variable:
         """``self -= delta``; returns the variable."""
-        self._data = self._data - self._new_value(delta, "assign_sub")
+        self._data = self._data - self._checked(delta, "assign_sub")
         return self
+
+    def _checked(self, value: Any, op: str) -> Any:
+        """The new (or added) value as an array; while tracing, the assignment becomes a graph node."""
+        v = value._read() if isinstance(value, Variable) else value
+        data = self._new_value(v, op)
+        if tracing.TRACER is not None:
+            tracing.TRACER.on_assign(self, op, v if isinstance(v, Tensor) else data)
+        return data

@@ -24,13 +24,15 @@ TINY = {
 def test_engine_and_numpy_reference_agree(name):
     module, size = TINY[name]
     results = {}
-    for impl in ("engine", "numpy"):
+    impls = [i for i in ("engine", "traced", "numpy") if i in module.WORKLOAD.builders]
+    for impl in impls:
         run = module.WORKLOAD.builders[impl](module.make_data(**size))
         run.step()
         first = [np.array(a, copy=True) for a in run.fetch()]
         run.step()  # a second step from the updated state (training workloads) must agree too
         results[impl] = (first, run.fetch())
-    for engine_step, numpy_step in zip(results["engine"], results["numpy"]):
+    pairs = [(results[i], results["numpy"]) for i in impls if i != "numpy"]
+    for engine_step, numpy_step in (p for a, b in pairs for p in zip(a, b)):
         assert len(engine_step) == len(numpy_step) > 0
         for k, (e, n) in enumerate(zip(engine_step, numpy_step)):
             assert np.shape(e) == np.shape(n), f"{name} result {k}"
@@ -54,3 +56,4 @@ def test_every_workload_names_its_targets_and_peers():
         w = module.WORKLOAD
         assert {"engine", "numpy"} <= set(w.builders)
         assert w.targets and set(w.targets) <= set(w.builders)
+        assert set(w.traced_targets) <= set(w.builders) and (not w.traced_targets or "traced" in w.builders)

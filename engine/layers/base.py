@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend
+from .. import backend, tracing
 from .. import ops as F
 from ..tensor import Tensor, convert_to_tensor, is_floating
 from ..variable import Variable
@@ -99,7 +99,11 @@ class Layer:
             with backend.device(x.device):
                 self.build(x.shape)
             self.built = True
-        y = self.call(x, training=training)
+        if tracing.TRACER is None:
+            y = self.call(x, training=training)
+        else:
+            with tracing.name_scope(self.name):  # graph mode: this layer's ops are dense_1/...
+                y = self.call(x, training=training)
         self.input_shape, self.output_shape = x.shape, y.shape
         return y
 

@@ -38,5 +38,9 @@ class Dropout(Layer):
     def call(self, x: Tensor, training: bool = False) -> Tensor:
         if not training or self.rate == 0:
             return x
+        return nn.dropout(x, self.rate, training=True, _seed_fn=self._next_seed)
+
+    def _next_seed(self) -> int:
+        """The seed of the next mask (drawn when the mask is, so a traced graph draws a new one too)."""
         rng = self._rng if self._rng is not None else _random.generator()
-        return nn.dropout(x, self.rate, training=True, seed=int(rng.integers(2**31 - 1)))
+        return int(rng.integers(2**31 - 1))

@@ -16,16 +16,18 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .. import backend
+import numpy as np
+
 from .. import ops as F
 from .. import random as _random
+from ..primitive import Primitive
 from ..tensor import Tensor, convert_to_tensor, is_floating
 
 __all__ = ["dropout"]
 
 
 def dropout(x: Any, rate: float, training: bool = True, seed: int | None = None,
-            noise_shape: tuple[int, ...] | None = None) -> Tensor:
+            noise_shape: tuple[int, ...] | None = None, _seed_fn: Any = None) -> Tensor:
     """``x`` with each element dropped with probability ``rate`` and the rest scaled by 1/(1 - rate).
 
     - ``training=False`` (or ``rate == 0``): returns ``x`` itself.
@@ -34,7 +36,8 @@ def dropout(x: Any, rate: float, training: bool = True, seed: int | None = None,
     - ``noise_shape``: the mask's shape, broadcast against ``x`` (e.g. ``(N, 1, 1, C)`` drops whole
       channels).
 
-    The gradient is the same mask times the same scale.
+    The gradient is the same mask times the same scale. (``_seed_fn``, for the `Dropout` layer: a
+    function giving each call's seed, called when the mask is drawn, so in a traced graph too.)
     """
     x = x if isinstance(x, Tensor) else convert_to_tensor(x)
     if isinstance(rate, bool) or not isinstance(rate, int | float) or math.isnan(rate) or not 0 <= rate < 1:
@@ -45,7 +48,19 @@ def dropout(x: Any, rate: float, training: bool = True, seed: int | None = None,
     if not training or rate == 0:
         return x
     shape = x.shape if noise_shape is None else tuple(int(n) for n in noise_shape)
+    return F.multiply(x, _mask(x, rate=float(rate), seed=seed, shape=shape, seed_fn=_seed_fn))
+
+
+def _mask_forward(xp: Any, x: Any, rate: float, seed: int | None, shape: tuple[int, ...],
+                  seed_fn: Any = None) -> Any:
+    if seed_fn is not None:  # a layer's own sequence of seeds: the next one, drawn on every call
+        seed = seed_fn()
     keep = _random.generator(seed).random(shape) >= rate
     scale = keep.astype(x.dtype) * x.dtype.type(1.0 / (1.0 - rate))
-    mask = Tensor._make(backend.transfer(scale, x._device) if x._device.kind == "gpu" else scale, x._device)
-    return F.multiply(x, mask)
+    return scale if xp is np else xp.asarray(scale)
+
+
+# The mask is an op of its own (not differentiable: a constant for tapes) so that a traced graph
+# draws a new mask on every call instead of freezing the first one.
+_mask = Primitive("dropout_mask", _mask_forward, vjps=None, same_dtype=False,
+                  doc="The scaled keep-mask of dropout: 0 or 1/(1 - rate), drawn anew on every call.")

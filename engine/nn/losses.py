@@ -70,20 +70,47 @@ def sparse_softmax_cross_entropy(labels: Any, logits: Any) -> Tensor:
     """
     op = "sparse_softmax_cross_entropy"
     logits = _logits(logits, op)
-    ids = backend.to_host(labels._data) if isinstance(labels, Tensor) else np.asarray(labels)
+    if isinstance(labels, Tensor):
+        if labels._is_variable:
+            labels = labels.value()
+        if labels.dtype.kind not in "iu":
+            _raise_not_ids(op, labels.dtype)
+        _check_ids_shape(op, labels.shape, logits.shape)
+        one_hot = _one_hot(labels, classes=logits.shape[-1], dtype=logits.dtype)  # checks the range
+        if one_hot._device is not logits._device:
+            one_hot = one_hot.to(logits._device)
+        return _sparse_xent(logits, one_hot)
+    ids = np.asarray(labels)
     if ids.dtype.kind not in "iu":
-        raise TypeError(f"{op}: labels must be integer class ids, got dtype {ids.dtype}. For one-hot or "
-                        "soft labels use softmax_cross_entropy.")
-    if ids.shape != logits.shape[:-1]:
-        raise ValueError(f"{op}: labels of shape {ids.shape} need the shape of the logits without their "
-                         f"last (class) axis: {logits.shape[:-1]}.")
-    classes = logits.shape[-1]
-    if ids.size and (ids.min() < 0 or ids.max() >= classes):
+        _raise_not_ids(op, ids.dtype)
+    _check_ids_shape(op, ids.shape, logits.shape)
+    return _sparse_xent(logits, _beside(_one_hot_forward(np, ids, logits.shape[-1], logits.dtype), logits))
+
+
+def _raise_not_ids(op: str, dtype: Any) -> None:
+    raise TypeError(f"{op}: labels must be integer class ids, got dtype {dtype}. For one-hot or "
+                    "soft labels use softmax_cross_entropy.")
+
+
+def _check_ids_shape(op: str, shape: tuple[int, ...], logits_shape: tuple[int, ...]) -> None:
+    if tuple(shape) != logits_shape[:-1]:
+        raise ValueError(f"{op}: labels of shape {tuple(shape)} need the shape of the logits without their "
+                         f"last (class) axis: {logits_shape[:-1]}.")
+
+
+def _one_hot_forward(xp: Any, ids: Any, classes: int, dtype: Any) -> Any:
+    """One-hot rows for integer ``ids``; an id outside ``[0, classes)`` is a ValueError."""
+    if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= classes):
         bad = ids[(ids < 0) | (ids >= classes)].ravel()[0]
-        raise ValueError(f"{op}: label {bad} is out of range for {classes} classes (valid: 0 .. "
-                         f"{classes - 1}).")
-    one_hot = (ids[..., None] == np.arange(classes)).astype(logits.dtype)
-    return _sparse_xent(logits, _beside(one_hot, logits))
+        raise ValueError(f"sparse_softmax_cross_entropy: label {int(bad)} is out of range for {classes} "
+                         f"classes (valid: 0 .. {classes - 1}).")
+    return (ids[..., None] == xp.arange(classes)).astype(dtype)
+
+
+# The labels' one-hot form is an op (without a gradient) so that a traced graph computes it from each
+# call's labels instead of freezing the first call's.
+_one_hot = Primitive("one_hot", _one_hot_forward, vjps=None, same_dtype=False,
+                     doc="Integer class ids as one-hot rows (the labels of sparse softmax cross-entropy).")
 
 
 # ---- the sparse loss fused into one primitive (its composite form, above, is ~10 recorded ops and

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from .. import backend
+from .. import backend, tracing
 from .. import tape as _tape
 from ..primitive import Primitive, _op_ids
 from ..tensor import Tensor
@@ -28,4 +28,6 @@ def copy_to_device(x: Tensor, device: backend.Device) -> Tensor:
     y = Tensor._make(backend.transfer(x._data, device), device)
     if _tape._ACTIVE and x.dtype.kind in "fc":
         _tape._record_everywhere(_copy, (x,), y, {"device": device}, next(_op_ids))
+    if tracing.TRACER is not None:
+        tracing.TRACER.on_op(_copy, (x,), y, {"device": device})
     return y

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend
+from .. import backend, tracing
 from ..tape import GradientTape
 from ..tensor import Tensor, _default_array
 from ..variable import Variable
@@ -167,22 +167,37 @@ class Optimizer:
         otherwise). Increments `iterations` once.
         """
         op = f"{self.name}.apply_gradients"
-        checked = [(as_gradient_array(g, v, op), v) for g, v in _pairs(grads_and_vars, op) if g is not None]
+        given = [(g, v) for g, v in _pairs(grads_and_vars, op) if g is not None]
+        checked = [(as_gradient_array(g, v, op), v) for g, v in given]
         if not checked:
             raise ValueError(
                 f"{op}: no gradients provided for any variable (all were None). A None gradient means "
                 "the loss does not depend on that variable: check that the loss reads it."
             )
+        if tracing.TRACER is not None:  # eg.function: the updates become graph nodes
+            tracing.TRACER.on_optimizer_step(self, [(g if isinstance(g, Tensor) else a, v)
+                                                    for (g, v), (a, _) in zip(given, checked)])
         lr = self.current_learning_rate()
         step = self._iterations + 1
         for g, var in checked:
-            slots = self._slots_of(var)
-            new_value, new_slots = self._update(var._device.xp, var._data, g,
-                                                {k: s._data for k, s in slots.items()}, lr, step)
-            var._data = new_value.astype(var.dtype, copy=False)
-            for k, value in new_slots.items():
-                slots[k]._data = value.astype(var.dtype, copy=False)
+            self._apply_one(var, g, lr, step)
         self._iterations = step
+
+    def _apply_one(self, var: Variable, g: Any, lr: float, step: int) -> None:
+        """Update ``var`` (and its slots) with the checked gradient array ``g``."""
+        slots = self._slots_of(var)
+        new_value, new_slots = self._update(var._device.xp, var._data, g,
+                                            {k: s._data for k, s in slots.items()}, lr, step)
+        var._data = new_value.astype(var.dtype, copy=False)
+        for k, value in new_slots.items():
+            slots[k]._data = value.astype(var.dtype, copy=False)
+
+    def _next_step(self) -> tuple[float, int]:
+        """Count one more update; its learning rate and step number (a traced graph's first node of an
+        optimizer step)."""
+        lr = self.current_learning_rate()
+        self._iterations += 1
+        return lr, self._iterations
 
     def minimize(self, loss: Callable[[], Tensor] | Tensor, var_list: Sequence[Variable] | None = None,
                  tape: GradientTape | None = None) -> Tensor:

@@ -1,0 +1,282 @@
+"""`Tracer`: turns what the engine does while `eg.function` runs ``f`` once into graph nodes.
+
+Tracing runs ``f`` for real (so the first call's values and side effects are the real ones) while
+`engine.tracing.TRACER` is set. Every primitive call becomes a node holding the primitive's array
+function and parameters; Variable reads and assignments, random draws and optimizer updates become
+nodes that do the same thing to the live objects when the graph is replayed. A tensor the tracer has
+not seen (a Python number, a tensor made outside ``f``, ``ones_like``) becomes a ``Const`` node.
+
+Names: the op's TensorFlow name (``MatMul``) under the open `name_scope`s, made unique with ``_1``,
+``_2``; a Variable's first read is named after the Variable. While a ``tape.gradient`` call walks
+backwards, the ops each step performs are named under ``gradients/<forward op>_grad/``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from . import tracing
+from .graph import Node
+
+__all__ = ["Tracer", "op_type"]
+
+# TensorFlow's names for the ops whose name is not simply the CamelCase of the engine's.
+_TF_NAMES = {
+    "matmul": "MatMul", "conv2d": "Conv2D", "max_pool2d": "MaxPool", "avg_pool2d": "AvgPool",
+    "log1p": "Log1p", "getitem": "StridedSlice", "floordiv": "FloorDiv", "mod": "FloorMod",
+    "sum": "Sum", "mean": "Mean", "max": "Max", "min": "Min", "multiply": "Mul", "subtract": "Sub",
+    "divide": "RealDiv", "negative": "Neg", "copy_to_device": "Identity", "broadcast_to": "BroadcastTo",
+    "pow": "Pow", "expand_dims": "ExpandDims", "concat": "ConcatV2", "argmax": "ArgMax",
+    "argmin": "ArgMin", "relu_grad": "ReluGrad", "tanh_grad": "TanhGrad", "sigmoid_grad": "SigmoidGrad",
+    "sparse_softmax_cross_entropy": "SparseSoftmaxCrossEntropyWithLogits",
+}
+
+
+def op_type(name: str) -> str:
+    """The TensorFlow-style op type for an engine primitive name: ``matmul`` → ``MatMul``."""
+    return _TF_NAMES.get(name) or "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+
+
+class Tracer:
+    """Records one trace. Used by `engine.function`; the engine's hooks call its ``on_*`` methods."""
+
+    def __init__(self, allow_new_variables: bool = True, function_name: str = "f"):
+        self.thread = threading.get_ident()
+        self.nodes: list[Node] = []
+        self.node_of: dict[int, Node] = {}  # tensor id → the node computing it
+        self.alive: list[Any] = []  # tensors seen while tracing, kept so that their ids stay theirs
+        self.names: set[str] = set()
+        self.scopes: list[str] = []  # full names of the open scopes, innermost last
+        self.backward_depth = 0  # > 0 inside tape.gradient
+        self.variables: dict[int, Node] = {}  # Variable id → its node (the first read)
+        self.last_write: dict[int, Node] = {}  # Variable (or optimizer) id → its last assignment
+        self.reads_since: dict[int, list[Node]] = {}  # Variable id → reads since that assignment
+        self.allow_new_variables = allow_new_variables
+        self.function_name = function_name
+        self.saved: list[tuple[Any, str, Any]] = []  # (object, attribute, value before the trace changed it)
+        self._saved_keys: set[tuple[int, str]] = set()
+
+    def save(self, obj: Any, attr: str) -> None:
+        """Remember ``obj.attr`` before its first change, so `Function.get_graph` can undo the trace's
+        updates."""
+        key = (id(obj), attr)
+        if key not in self._saved_keys:
+            self._saved_keys.add(key)
+            self.saved.append((obj, attr, getattr(obj, attr)))
+
+    # ---- names ------------------------------------------------------------------------------------
+    def unique(self, base: str, absolute: bool = False) -> str:
+        full = f"{self.scopes[-1]}/{base}" if self.scopes and not absolute else base
+        name, i = full, 0
+        while name in self.names:
+            i += 1
+            name = f"{full}_{i}"
+        self.names.add(name)
+        return name
+
+    @contextlib.contextmanager
+    def scope(self, name: str, backward: bool = False) -> Iterator[str]:
+        full = self.unique(name)
+        self.scopes.append(full)
+        self.backward_depth += backward
+        try:
+            yield full
+        finally:
+            self.scopes.pop()
+            self.backward_depth -= backward
+
+    def grad_scope(self, output: Any) -> Any:
+        """The scope for one backward step: ``<forward op name>_grad`` (a null context for a step
+        whose forward op is not in the graph, e.g. a Variable read)."""
+        node = self.node_of.get(output._uid)
+        if node is None or node.kind != "op":
+            return contextlib.nullcontext()
+        return self.scope(node.name + "_grad")
+
+    # ---- nodes ------------------------------------------------------------------------------------
+    def _add(self, base: str, op: str, kind: str, tensor: Any = None, absolute: bool = False,
+             **fields: Any) -> Node:
+        if tensor is not None:
+            fields.update(shape=tuple(tensor._data.shape), dtype=tensor._data.dtype, device=tensor.device)
+        node = Node(self.unique(base, absolute), op, kind, backward=self.backward_depth > 0, **fields)
+        self.nodes.append(node)
+        if tensor is not None:
+            self.node_of[tensor._uid] = node
+            self.alive.append(tensor)
+        return node
+
+    def node_for(self, t: Any) -> Node:
+        """The node computing tensor ``t``; a new ``Const`` for a tensor made outside the graph."""
+        node = self.node_of.get(t._uid)
+        if node is None:
+            if t._is_variable:
+                return self.node_of[t._read()._uid]  # the read records itself (Variable._read's hook)
+            node = self._add("Const", "Const", "const", t, value=t._data)
+        return node
+
+    def mine(self) -> bool:
+        return threading.get_ident() == self.thread
+
+    def add_input(self, name: str, t: Any) -> Node:
+        return self._add(name, "Placeholder", "input", t)
+
+    # ---- hooks the engine calls -------------------------------------------------------------------
+    def on_op(self, prim: Any, inputs: Any, y: Any, params: dict) -> None:
+        """A primitive ran (`primitive.apply`)."""
+        if not self.mine():
+            return
+        ins = [self.node_for(t) for t in inputs]
+        xp = y._device.xp
+        fn = functools.partial(prim.forward, xp, **params)
+        self._add(op_type(prim.name), op_type(prim.name), "op", y, inputs=ins, fn=fn, primitive=prim,
+                  params=params)
+
+    def on_read(self, var: Any, snapshot: Any) -> Node:
+        """A Variable was read: the node named after it (later reads: ``<name>/read``)."""
+        if not self.mine():
+            return None  # type: ignore[return-value]
+        key = var._uid
+        first = key not in self.variables
+        base = (var.name or "Variable") if first else f"{var.name or 'Variable'}/read"
+        after = [self.last_write[key]] if key in self.last_write else []
+        node = self._add(base, "ReadVariable", "read", snapshot, absolute=True, fn=_reader(var),
+                         variable=var, control_inputs=after)
+        if first:
+            self.variables[key] = node
+        self.reads_since.setdefault(key, []).append(node)
+        self.alive.append(var)
+        return node
+
+    def on_assign(self, var: Any, op: str, value: Any) -> None:
+        """``var.assign(value)`` (or ``assign_add``, ``assign_sub``) is about to run: ``value`` is a
+        Tensor or an array."""
+        if not self.mine():
+            return
+        self.save(var, "_data")
+        from .tensor import Tensor  # noqa: PLC0415  (tensor imports tracing, which this module is beside)
+
+        if isinstance(value, Tensor):
+            src = self.node_for(value)
+        else:
+            src = Node(self.unique("Const"), "Const", "const", value=value, shape=tuple(value.shape),
+                       dtype=value.dtype, device=var.device)
+            self.nodes.append(src)
+        name = {"assign": "Assign", "assign_add": "AssignAdd", "assign_sub": "AssignSub"}[op]
+        self._write(var._uid, name, name, var, inputs=[src], fn=_assigner(var, op, src.dtype))
+
+    def on_random(self, op: str, draw: Callable[[], Any], t: Any) -> None:
+        """A random tensor was drawn: the node draws again on every run."""
+        if self.mine():
+            self._add(op, op, "random", t, fn=draw)
+
+    def on_optimizer_step(self, opt: Any, pairs: list[tuple[Any, Any]]) -> None:
+        """``opt.apply_gradients(pairs)`` is about to update: one node counting the step, one update
+        per variable (its slots are part of the update)."""
+        if not self.mine():
+            return
+        from .tensor import Tensor  # noqa: PLC0415
+
+        self.save(opt, "_iterations")
+        for _, var in pairs:
+            self.save(var, "_data")
+            for slot in opt._slots_of(var).values():
+                self.save(slot, "_data")
+        with self.scope(opt.name):
+            step = self._write(id(opt), "iterations", "AssignAdd", None, fn=opt._next_step)
+            for g, var in pairs:
+                if isinstance(g, Tensor):
+                    src = self.node_for(g)
+                else:
+                    src = Node(self.unique("Const"), "Const", "const", value=g, shape=tuple(g.shape),
+                               dtype=g.dtype, device=var.device)
+                    self.nodes.append(src)
+                op = f"Apply{type(opt).__name__}"
+                node = self._write(var._uid, f"update_{var.name or 'variable'}", op, var,
+                                   inputs=[src, step], fn=_updater(opt, var))
+                for slot in opt.slots(var).values():
+                    self.last_write[slot._uid] = node
+
+    def on_new_variable(self, var_name: str | None) -> None:
+        if self.mine() and not self.allow_new_variables:
+            raise ValueError(
+                f"eg.function {self.function_name!r} created a Variable ({var_name or 'unnamed'}) on a "
+                "later trace. Variables may be created only on the first call of a traced function "
+                "(a layer builds its weights there, an optimizer its slots): create them outside the "
+                "function, or make sure the first call creates all of them."
+            )
+
+    def _write(self, key: int, base: str, op: str, var: Any, **fields: Any) -> Node:
+        deps = list(self.reads_since.pop(key, []))
+        if key in self.last_write:
+            deps.append(self.last_write[key])
+        if var is not None:
+            fields.update(shape=var.shape, dtype=var.dtype, device=var.device, variable=var)
+            self.alive.append(var)
+        node = self._add(base, op, "write", control_inputs=deps, **fields)
+        self.last_write[key] = node
+        return node
+
+    def check_value(self, t: Any, what: str) -> None:
+        """Raise the clear error for ``bool(t)``, ``t.numpy()``... on a tensor that is part of the graph."""
+        if not self.mine() or not (t._is_variable or t._uid in self.node_of):
+            return
+        node = self.node_of.get(t._uid)
+        if node is not None and node.kind == "const":
+            return
+        label = f"the Variable {t.name!r}" if t._is_variable else f"the tensor {node.name + ':0'!r}"
+        if what == "bool":
+            todo = ("A Python if/while on a tensor would freeze one branch into the graph: choose "
+                    "values inside the graph with eg.where(condition, a, b), or pass the condition as a "
+                    "Python value argument (each new value traces again).")
+        else:
+            todo = ("Return the tensor from the function and call .numpy() on the result, pass Python "
+                    "values as arguments, or compute it outside the function.")
+        raise tracing.TracingError(
+            f"{what} on {label} while eg.function traces {self.function_name!r}: inside a traced function "
+            "tensors have no fixed value; the Python code runs once to record the graph, and later calls "
+            f"replay the graph without running it. {todo}"
+        )
+
+    def symbolic_repr(self, t: Any) -> str | None:
+        """``print(t)`` inside a traced function: the graph tensor's name, no value."""
+        if not self.mine():
+            return None
+        node = self.node_of.get(t._uid)
+        if node is None or node.kind == "const":
+            return None
+        return (f"<Tensor {node.name + ':0'!r} shape={node.shape} dtype={node.dtype} device={node.device} "
+                "(traced: it has a value only when the graph runs)>")
+
+
+def _reader(var: Any) -> Callable[[], Any]:
+    return lambda: var._data
+
+
+def _assigner(var: Any, op: str, src_dtype: Any) -> Callable[[Any], Any]:
+    cast = src_dtype != var.dtype
+    dtype = var.dtype
+
+    def assign(value: Any) -> Any:
+        if cast:
+            value = value.astype(dtype)
+        if op == "assign":
+            var._data = value
+        elif op == "assign_add":
+            var._data = var._data + value
+        else:
+            var._data = var._data - value
+        return var._data
+
+    return assign
+
+
+def _updater(opt: Any, var: Any) -> Callable[[Any, Any], Any]:
+    def update(g: Any, step: Any) -> Any:
+        opt._apply_one(var, g, *step)
+        return var._data
+
+    return update

@@ -1,0 +1,67 @@
+"""Traced equals eager: the oracle suite's programs (tests/test_oracle_autograd.py's generator), traced
+with `eg.function` on one input and replayed on others, give eager's values, gradients and second-order
+products (Hessian-vector), to rounding."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import engine as eg
+
+oracle = pytest.importorskip("tests.test_oracle_autograd")
+STEPS, _program = oracle.STEPS, oracle._program
+
+
+def _derivatives(engine_f):
+    """value, first and second-order derivatives of sum(engine_f(x, y) * r), as a function of tensors."""
+
+    def run(x, y, r, vx, vy):
+        with eg.GradientTape() as outer:
+            outer.watch([x, y])
+            with eg.GradientTape() as inner:
+                inner.watch([x, y])
+                s = eg.sum(engine_f(x, y) * r)
+            gx, gy = inner.gradient(s, [x, y], unconnected_gradients="zero")
+            gv = eg.sum(gx * vx) + eg.sum(gy * vy)
+        hx, hy = outer.gradient(gv, [x, y], unconnected_gradients="zero")
+        return s, gx, gy, hx, hy
+
+    return run
+
+
+def _inputs(seed):
+    rng = np.random.default_rng(seed)
+    return [eg.constant(a) for a in (rng.uniform(-1, 1, (4, 4)), rng.uniform(-1, 1, (4, 4)),
+                                     *(rng.standard_normal((4, 4)) for _ in range(3)))]
+
+
+def _check(indices, seeds):
+    engine_f, _ = _program(indices)
+    run = _derivatives(engine_f)
+    traced = eg.function(run)
+    names = [STEPS[i][0] for i in indices]
+    for seed in seeds:  # the first call traces, the others replay on new values
+        args = _inputs(seed)
+        want = run(*args)
+        got = traced(*args)
+        for g, w, what in zip(got, want, ("value", "dx", "dy", "hvp x", "hvp y")):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12, atol=1e-14,
+                                       err_msg=f"{names}: {what}")
+    assert traced.trace_count == 1
+
+
+def test_every_step_and_every_pair_traced_equals_eager():
+    for indices in itertools.chain(((i,) for i in range(len(STEPS))),
+                                   itertools.product(range(len(STEPS)), repeat=2)):
+        _check(list(indices), seeds=(0, 1))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(indices=st.lists(st.integers(0, len(STEPS) - 1), min_size=3, max_size=6), seed=st.integers(0, 2**16))
+def test_random_programs_traced_equal_eager(indices, seed):
+    _check(indices, seeds=(seed, seed + 1, seed + 2))
