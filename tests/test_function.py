@@ -11,6 +11,11 @@ import pytest
 import engine as eg
 from engine.primitive import REGISTRY, Primitive
 from engine.replay import Plan
+from tests.helpers import DEVICES
+
+# gpu:1 joins once eager optimizer updates activate the variable's device (issue 12's placement work):
+# tracing runs the step eagerly once.
+TRAIN_DEVICES = [d for d in DEVICES if d != "gpu:1"]
 
 
 @pytest.fixture
@@ -219,14 +224,18 @@ def test_get_graph_does_not_take_a_training_step():
     assert opt.iterations == 1 and f.trace_count == 1
 
 
+@pytest.mark.parametrize("device", TRAIN_DEVICES)
 @pytest.mark.parametrize("optimizer", ["Adam", "Momentum", "SGD"])
-def test_training_traced_equals_eager(optimizer):
-    model_e, opt_e, step_e = _mlp_step(optimizer=optimizer)
-    model_t, opt_t, step_t = _mlp_step(optimizer=optimizer)
+def test_training_traced_equals_eager(optimizer, device):
+    with eg.device(device):
+        model_e, opt_e, step_e = _mlp_step(optimizer=optimizer)
+        model_t, opt_t, step_t = _mlp_step(optimizer=optimizer)
+        batches = [_batch(i) for i in range(6)]
     traced = eg.function(step_t)
-    for i in range(6):
-        le, ge = step_e(*_batch(i))
-        lt, gt = traced(*_batch(i))
+    for batch in batches:
+        le, ge = step_e(*batch)
+        lt, gt = traced(*batch)
+        assert lt.device == device and all(g.device == device for g in gt)
         np.testing.assert_allclose(float(lt), float(le), rtol=1e-6)
         for a, b in zip(gt, ge):
             np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-7)
@@ -372,6 +381,20 @@ def test_feeding_an_intermediate_skips_what_is_upstream():
     graph = f.get_graph(eg.constant(1.0))
     assert float(graph.run(graph.outputs, {"Mul": 10.0})) == 11.0
     assert graph.op_count(graph.outputs, {"Mul": 10.0}) == 1
+
+
+@pytest.mark.parametrize("device", [d for d in TRAIN_DEVICES if d != "cpu:0"])
+def test_replay_runs_on_the_inputs_device_without_host_transfers(device, transfers):
+    with eg.device(device):
+        model, opt, step = _mlp_step(dropout=0.5)
+        batches = [_batch(i) for i in range(3)]
+    traced = eg.function(step)
+    traced(*batches[0], training=True)  # traces
+    with transfers() as count:
+        for batch in batches[1:]:
+            loss, grads = traced(*batch, training=True)
+    assert count.to_host == 0, count
+    assert loss.device == device and all(v.device == device for v in model.variables + opt.variables())
 
 
 # ---- the executor ---------------------------------------------------------------------------------

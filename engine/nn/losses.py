@@ -99,12 +99,18 @@ def _check_ids_shape(op: str, shape: tuple[int, ...], logits_shape: tuple[int, .
 
 
 def _one_hot_forward(xp: Any, ids: Any, classes: int, dtype: Any) -> Any:
-    """One-hot rows for integer ``ids``; an id outside ``[0, classes)`` is a ValueError."""
-    if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= classes):
-        bad = ids[(ids < 0) | (ids >= classes)].ravel()[0]
-        raise ValueError(f"sparse_softmax_cross_entropy: label {int(bad)} is out of range for {classes} "
-                         f"classes (valid: 0 .. {classes - 1}).")
-    return (ids[..., None] == xp.arange(classes)).astype(dtype)
+    """One-hot rows for integer ``ids``. An id outside ``[0, classes)`` is a ValueError for host
+    labels; on a GPU its row is NaN instead (TensorFlow's GPU behaviour: checking would cost a
+    device-to-host copy on every step), so the loss shows it."""
+    hot = (ids[..., None] == xp.arange(classes)).astype(dtype)
+    if xp is np:
+        if ids.size and (ids.min() < 0 or ids.max() >= classes):
+            bad = ids[(ids < 0) | (ids >= classes)].ravel()[0]
+            raise ValueError(f"sparse_softmax_cross_entropy: label {int(bad)} is out of range for {classes} "
+                             f"classes (valid: 0 .. {classes - 1}).")
+        return hot
+    valid = ((ids >= 0) & (ids < classes))[..., None]
+    return xp.where(valid, hot, float("nan"))
 
 
 # The labels' one-hot form is an op (without a gradient) so that a traced graph computes it from each
