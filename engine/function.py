@@ -182,8 +182,8 @@ def _key(v: Any, leaves: list[Any]) -> Any:
         leaves.append(v)
         return ("Tensor", v._data.shape, v._data.dtype.str, v._device.name)
     if isinstance(v, np.ndarray) or type(v).__module__.startswith("cupy"):
-        leaves.append(v)
-        return ("array", v.shape, v.dtype.str, backend.device_of_array(v).name)
+        leaves.append(v)  # an array is a tensor argument: the same trace as a tensor like it
+        return ("Tensor", v.shape, v.dtype.str, backend.device_of_array(v).name)
     if isinstance(v, dict):
         return ("dict", tuple((k, _key(x, leaves)) for k, x in v.items()))
     if isinstance(v, list | tuple):

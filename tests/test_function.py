@@ -93,6 +93,10 @@ def test_numpy_arrays_and_nested_arguments():
     out = f((np.full(2, 5, np.float32), eg.constant([1.0, 2.0])), {"x": eg.constant(4.0), "k": 2.0})
     np.testing.assert_array_equal(out["sum"].numpy(), [6.0, 7.0])
     assert float(out["scaled"]) == 8.0 and f.trace_count == 1
+    out = f((eg.ones(2), np.array([1.0, 2.0], np.float32)), {"x": np.array(4.0, np.float32),
+                                                             "k": 2.0})
+    assert f.trace_count == 1  # arrays and tensors of one shape and dtype share a trace
+    np.testing.assert_array_equal(out["sum"].numpy(), [2.0, 3.0])
 
 
 def test_unhashable_python_argument_is_a_clear_error():
