@@ -138,14 +138,44 @@ def npm_package(name: str, version: str, cache: Path | None = None) -> Path:
     tarball = cache / done.stdout.strip().splitlines()[-1]
     partial = folder.with_name(folder.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
-    with tarfile.open(tarball) as tar:
-        if not hasattr(tarfile, "data_filter"):  # Python < 3.11.4
-            raise RuntimeError("unpacking npm packages safely needs Python 3.11.4 or newer")
-        tar.extractall(partial, filter="data")
+    safe_extract(tarball, partial)
     tarball.unlink()
     shutil.rmtree(folder, ignore_errors=True)
     partial.rename(folder)
     return folder / "package"
+
+
+def safe_extract(tarball: Path, target: Path) -> None:
+    """Unpack ``tarball`` into ``target`` on every Python (``tarfile``'s ``filter=`` arguments are not
+    in all 3.11 releases): check every member first, then write regular files and folders only.
+
+    Refused, before anything is written: absolute names, ``..`` parts, names resolving outside
+    ``target``, and anything that is not a regular file or a folder (links, devices, FIFOs).
+    Files are written with mode 0o644, folders 0o755: nothing executable, nothing setuid.
+    """
+    root = target.resolve()
+    with tarfile.open(tarball) as tar:  # gzip or plain: tarfile tells them apart
+        members = tar.getmembers()
+        for member in members:
+            name = member.name
+            if not (member.isfile() or member.isdir()):
+                raise RuntimeError(f"{tarball.name}: {name!r} is not a regular file or folder; not unpacking")
+            if name.startswith(("/", "\\")) or Path(name).is_absolute() or ".." in Path(name).parts:
+                raise RuntimeError(f"{tarball.name}: unsafe member name {name!r}; not unpacking")
+            if not (root / name).resolve().is_relative_to(root):
+                raise RuntimeError(f"{tarball.name}: {name!r} would land outside {target}; not unpacking")
+        root.mkdir(parents=True, exist_ok=True)
+        for member in members:
+            path = root / member.name
+            if member.isdir():
+                path.mkdir(mode=0o755, parents=True, exist_ok=True)
+                continue
+            path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+            source = tar.extractfile(member)
+            assert source is not None  # a regular file always has data
+            with source, open(path, "wb") as out:
+                shutil.copyfileobj(source, out)
+            path.chmod(0o644)
 
 
 def unavailable() -> str | None:
