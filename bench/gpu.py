@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         if reason:
             print(
                 f"skipped: the engine has no GPU here ({reason}). Run this on a machine with an NVIDIA "
-                "GPU and CuPy (`uv sync --extra gpu`); `--cpu-dry-run` tests the script itself."
+                "GPU and CuPy (`make lab GPU=1`); `--cpu-dry-run` tests the script itself."
             )
             return 0
         device, pick = "gpu:0", 0

@@ -26,9 +26,11 @@ from . import config
 __all__ = ["Device", "device", "current_device", "get_device", "list_devices", "gpu_available",
            "memory_info", "to_host"]
 
+# The one install command that keeps the rest of the environment (see Makefile and README).
 _GPU_INSTALL_HINT = (
-    "Install CuPy for your CUDA version, e.g. `pip install cupy-cuda12x` "
-    "(or `pip install 'gradlab[gpu]'`), on a machine with an NVIDIA GPU and driver."
+    "To install CuPy, run `make lab GPU=1` in the repository folder (cupy-cuda12x and the CUDA 12 "
+    "libraries; `GPU=cuda13` for CUDA 13) on a machine with an NVIDIA GPU and driver; later "
+    "`make lab` / `make test` keep it."
 )
 
 

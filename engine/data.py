@@ -1,7 +1,7 @@
 """Data for the lessons: the 8×8 handwritten digits that ship inside scikit-learn, and mini-batches.
 
 No download: the digits (1,797 images, 10 classes) are read from the file inside the scikit-learn
-package (install it with ``pip install 'gradlab[data]'``).
+package (``make lab`` in the repository folder installs it).
 
 >>> x_train, y_train, x_test, y_test = load_digits()
 >>> x_train.shape, x_train.dtype, y_train[:5], float(x_train.max())
@@ -35,7 +35,7 @@ def _digits_table() -> np.ndarray:
     if spec is None or spec.origin is None:
         raise ImportError(
             "eg.data.load_digits reads the digits file shipped with scikit-learn, which is not installed. "
-            "Install it with: pip install 'gradlab[data]' (or pip install scikit-learn)."
+            "Run `make lab` (or `make test`) in the repository folder: it installs the lessons' packages."
         )
     path = os.path.join(os.path.dirname(spec.origin), "datasets", "data", "digits.csv.gz")
     if os.path.exists(path):

@@ -84,7 +84,8 @@ def _progress_bar(total: int, enabled: bool) -> Any:
     try:
         from tqdm.auto import tqdm  # noqa: PLC0415  (heavy: only when a bar is wanted)
     except ImportError:
-        warnings.warn("fit: install tqdm for a progress bar (pip install 'gradlab[data]').", stacklevel=3)
+        warnings.warn("fit: tqdm is not installed, so no progress bar; `make lab` in the repository folder "
+                      "installs it with the other lesson packages.", stacklevel=3)
         return None
     return tqdm(total=total, unit="batch", leave=True)
 

