@@ -7,14 +7,14 @@ import pytest
 
 import engine as eg
 from tests import gradcheck
-from tests.helpers import DEVICES
+from tests.helpers import DEVICES, assert_ulps
 
 
 def f32(values):
     return np.array(values, dtype=np.float32)
 
 
-# ---- seed 004: every printed console output, digit for digit (float32) ---------------------------
+# ---- seed 004: every printed console output, to within a few float32 ulps -------------------------
 def test_seed004_clip_by_value_int_and_float():
     num1 = np.linspace(-4, 6, 6)
     p1 = eg.constant(num1.astype(np.int32))
@@ -36,11 +36,10 @@ def test_seed004_int_tensor_with_float_bounds_is_a_type_error():
 
 def test_seed004_clip_by_norm():
     p3 = eg.constant(np.linspace(-2, 3, 6).reshape(2, 3).astype(np.float32))
-    np.testing.assert_array_equal(eg.clip_by_norm(p3, 4).numpy(),
-                                  f32([[-1.8353258, -0.9176629, 0.0], [0.9176629, 1.8353258, 2.7529888]]))
-    np.testing.assert_array_equal(eg.clip_by_norm(p3, 5).numpy(), f32([[-2, -1, 0], [1, 2, 3]]))
-    np.testing.assert_array_equal(eg.clip_by_norm(p3, 3, axes=1).numpy(),
-                                  f32([[-2, -1, 0], [0.8017837, 1.6035674, 2.4053512]]))
+    assert_ulps(eg.clip_by_norm(p3, 4).numpy(),
+                [[-1.8353258, -0.9176629, 0.0], [0.9176629, 1.8353258, 2.7529888]])
+    np.testing.assert_array_equal(eg.clip_by_norm(p3, 5).numpy(), f32([[-2, -1, 0], [1, 2, 3]]))  # unclipped
+    assert_ulps(eg.clip_by_norm(p3, 3, axes=1).numpy(), [[-2, -1, 0], [0.8017837, 1.6035674, 2.4053512]])
 
 
 def test_seed004_clip_by_global_norm():
@@ -48,18 +47,18 @@ def test_seed004_clip_by_global_norm():
     c2 = eg.constant([[-2.0, -4], [2, 4]])
     clipped, norm = eg.clip_by_global_norm([c1, c2], 9)
     assert isinstance(clipped, list) and len(clipped) == 2
-    assert norm.numpy() == np.float32(9.746795)
-    np.testing.assert_array_equal(clipped[0].numpy(),
-                                  f32([[0.0, 0.9233805, 1.846761], [2.7701416, 3.693522, 4.6169024]]))
-    np.testing.assert_array_equal(clipped[1].numpy(), f32([[-1.846761, -3.693522], [1.846761, 3.693522]]))
-    assert eg.global_norm([c1, c2]).numpy() == np.float32(9.746795)
+    assert_ulps(norm.numpy(), 9.746795)
+    assert_ulps(clipped[0].numpy(), [[0.0, 0.9233805, 1.846761], [2.7701416, 3.693522, 4.6169024]])
+    assert_ulps(clipped[1].numpy(), [[-1.846761, -3.693522], [1.846761, 3.693522]])
+    assert_ulps(eg.global_norm([c1, c2]).numpy(), 9.746795)
 
 
 def test_seed004_norms():
     p4 = eg.constant(np.linspace(-10, 8, 12).reshape(3, 4).astype(np.float32))
-    assert eg.norm(p4).numpy() == np.float32(19.87232)
-    np.testing.assert_array_equal(eg.norm(p4, ord=1.5, axis=0).numpy(),
-                                  f32([12.364525, 11.0871725, 10.408293, 10.876119]))
+    assert_ulps(eg.norm(p4).numpy(), 19.87232)
+    # 10.408293 on the machine that printed it, 10.408294 on CPUs whose vector pow rounds differently
+    assert_ulps(eg.norm(p4, ord=1.5, axis=0).numpy(), [12.364525, 11.0871725, 10.408293, 10.876119])
+    # the largest |entry| of each row: one of the inputs, so exact
     np.testing.assert_array_equal(eg.norm(p4, ord=np.inf, axis=1).numpy(), f32([10.0, 3.4545455, 8.0]))
 
 

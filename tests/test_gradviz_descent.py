@@ -11,6 +11,7 @@ import pytest
 import engine as eg
 import gradviz as gv
 from gradviz.descent import _evaluate_many
+from tests.helpers import assert_ulps
 
 # seeds_digest.md, seed 002: ½(x − 1)², x₀ = 10, after = before − decay·(before − 1), float32
 DECAY_01 = [10.0, 9.1, 8.29, 7.561, 6.9049, 6.31441, 5.782969, 5.3046722, 4.874205, 4.4867845, 4.138106]
@@ -28,10 +29,10 @@ def test_seed_002_trace(lr, steps, expected):
     assert trace.mode == "1d"
     rows = trace.rows("SGD")
     assert [r["step"] for r in rows] == list(range(1, steps + 1))
-    np.testing.assert_array_equal([r["before"] for r in rows], np.float32(expected[:-1]))
-    np.testing.assert_array_equal([r["after"] for r in rows], np.float32(expected[1:]))
-    np.testing.assert_array_equal([r["gradient"] for r in rows], np.float32(expected[:-1]) - np.float32(1))
-    np.testing.assert_array_equal([r["expected_after"] for r in rows], [r["after"] for r in rows])
+    assert_ulps([r["before"] for r in rows], expected[:-1])
+    assert_ulps([r["after"] for r in rows], expected[1:])
+    assert_ulps([r["gradient"] for r in rows], np.float32(expected[:-1]) - np.float32(1))
+    assert_ulps([r["expected_after"] for r in rows], [r["after"] for r in rows])
     assert all(r["before"].dtype == np.float32 for r in rows)
     trace.step = 3
     html = trace.to_html()

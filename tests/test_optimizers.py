@@ -8,6 +8,7 @@ import pytest
 
 import engine as eg
 from engine import optimizers as opt_lib
+from tests.helpers import assert_ulps
 
 # ---- the published rules, written out in NumPy (float64) -------------------------------------------
 
@@ -118,13 +119,14 @@ def test_seed002_descent_trace(decay, steps, trace):
         before = x.numpy()
         gv = opt.compute_gradients(lambda: 0.5 * eg.pow(x - b, 2), [x])
         (g, var), = gv
-        assert var is x and g.numpy() == before - np.float32(1)          # the raw gradient x − b
+        assert var is x
+        assert_ulps(g.numpy(), before - np.float32(1))                 # the raw gradient x − b
         opt.apply_gradients([(decay * g, v) for g, v in gv])           # the transformed gradient
         after = x.numpy()
         # after = before − decay·(before − 1), in float32 as every value here is float32
-        assert after == before - np.float32(decay) * (before - np.float32(1))
+        assert_ulps(after, before - np.float32(decay) * (before - np.float32(1)))
         afters.append(after)
-    np.testing.assert_array_equal(np.array(afters), np.array(trace, dtype=np.float32))
+    assert_ulps(np.array(afters), trace)
     assert opt.iterations == steps
 
 
