@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import argparse
 import html
+import os
 import re
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -53,22 +55,32 @@ def notebook_title(nb: nbformat.NotebookNode, fallback: str) -> str:
     return fallback
 
 
+def kernel_manager(sockets: Path) -> AsyncKernelManager:
+    """A manager for a kernel that talks to this process only: over IPC (Unix sockets in the folder
+    ``sockets``) where the system has them, so nothing listens on TCP and the kernel's warning "running
+    over TCP without encryption" (once per lesson) does not apply; over localhost TCP elsewhere."""
+    local = {"transport": "ipc", "ip": str(sockets / "kernel")} if os.name == "posix" else {}
+    return AsyncKernelManager(
+        kernel_name="python3", kernel_spec_manager=KernelSpecManager(kernel_dirs=[]), **local
+    )
+
+
 def execute(nb: nbformat.NotebookNode, cwd: Path, timeout: int) -> None:
     """Run every cell of ``nb`` in a fresh kernel started in ``cwd``, keeping widget state."""
-    km = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=KernelSpecManager(kernel_dirs=[]))
-    client = NotebookClient(
-        nb,
-        km=km,
-        timeout=timeout,
-        kernel_name="python3",
-        store_widget_state=True,
-        resources={"metadata": {"path": str(cwd)}},
-    )
-    try:
-        client.execute()
-    finally:
-        if client.km is not None:
-            client._cleanup_kernel()  # we passed our own kernel manager: nbclient leaves it running
+    with tempfile.TemporaryDirectory(prefix="gradlab-kernel-") as sockets:
+        client = NotebookClient(
+            nb,
+            km=kernel_manager(Path(sockets)),
+            timeout=timeout,
+            kernel_name="python3",
+            store_widget_state=True,
+            resources={"metadata": {"path": str(cwd)}},
+        )
+        try:
+            client.execute()
+        finally:
+            if client.km is not None:
+                client._cleanup_kernel()  # we passed our own kernel manager: nbclient leaves it running
 
 
 def widget_modules(nb: nbformat.NotebookNode) -> set[str]:
