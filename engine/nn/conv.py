@@ -29,6 +29,7 @@ from typing import Any
 
 from ..primitive import Primitive
 from ..tensor import Tensor, convert_to_tensor
+from ..threads import matmul
 from .windows import fold, geometry, pad, padding_name, pair, windows
 
 __all__ = ["conv2d"]
@@ -51,14 +52,14 @@ def _im2col(xp: Any, x: Any, k: tuple[int, int], strides: tuple[int, int], paddi
 
 def _conv_forward(xp, x, w, strides, padding):
     cols, (oh, ow) = _im2col(xp, x, w.shape[:2], strides, padding)
-    y = cols @ w.reshape(-1, w.shape[3])
+    y = matmul(xp, cols, w.reshape(-1, w.shape[3]))
     return y.reshape(x.shape[0], oh, ow, w.shape[3])
 
 
 def _backprop_input_forward(xp, g, w, input_shape, strides, padding):
     kh, kw, c, o = w.shape
     out, (top, _), (left, _), padded = _plan(input_shape, (kh, kw), strides, padding)
-    cols = g.reshape(-1, o) @ w.reshape(-1, o).T                   # (N·OH·OW, KH·KW·C)
+    cols = matmul(xp, g.reshape(-1, o), w.reshape(-1, o).T)         # (N·OH·OW, KH·KW·C)
     cols = cols.reshape(input_shape[0], out[0], out[1], kh, kw, c)
     image = fold(xp, cols, padded, strides)
     return image[:, top:top + input_shape[1], left:left + input_shape[2], :]
@@ -66,7 +67,7 @@ def _backprop_input_forward(xp, g, w, input_shape, strides, padding):
 
 def _backprop_filter_forward(xp, x, g, filter_shape, strides, padding):
     cols, _ = _im2col(xp, x, filter_shape[:2], strides, padding)
-    return (cols.T @ g.reshape(-1, filter_shape[3])).reshape(filter_shape)
+    return matmul(xp, cols.T, g.reshape(-1, filter_shape[3])).reshape(filter_shape)
 
 
 _conv2d = Primitive(

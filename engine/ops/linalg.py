@@ -14,6 +14,7 @@ from typing import Any
 from .. import ops as F
 from ..primitive import Primitive
 from ..tensor import Tensor, convert_to_tensor
+from ..threads import matmul as _blas_matmul
 from .shape import _transpose
 
 
@@ -31,7 +32,7 @@ def _matmul_forward(xp, a, b):
             f"inner dimensions differ: {tuple(a.shape)} @ {tuple(b.shape)}: the last axis of the first "
             f"({a.shape[-1]}) must equal the second-to-last axis of the second ({b.shape[-2]})"
         )
-    return xp.matmul(a, b)
+    return _blas_matmul(xp, a, b)  # small products on one BLAS thread (engine/threads.py)
 
 
 _matmul = Primitive(
