@@ -8,6 +8,9 @@
 >>> tape.gradient(y, x)
 <Tensor shape=() dtype=float32 device=cpu:0 6.0>
 
+Training: ``eg.training.fit(model, x, y, optimizer, epochs=...)`` is the loop (progress bar, live
+loss plot in notebooks); `engine/training.py` spells it out.
+
 Layers: `backend` (devices) → `tensor` → `primitive` + `ops` (forward and gradient side by side)
 → `tape` (recording and the backward pass) → `functional` (grad of a function); `function`
 (graph mode: trace once, replay fast).
@@ -15,7 +18,7 @@ Layers: `backend` (devices) → `tensor` → `primitive` + `ops` (forward and gr
 
 import numpy as _np
 
-from . import config, data, layers, nest, nn, optimizers, random
+from . import config, data, layers, nest, nn, optimizers, random, training
 from .backend import device, gpu_available, list_devices, memory_info
 from .clipping import clip_by_global_norm, clip_by_norm, clip_by_value, global_norm, norm
 from .function import Function, function
@@ -46,7 +49,7 @@ __all__ = [
     "convert_to_tensor", "device", "gpu_available", "grad", "gradients_function", "implicit_gradients",
     "implicit_value_and_gradients", "list_devices", "memory_info", "nest", "primitives", "random",
     "value_and_grad", "value_and_gradients_function",
-    "data", "layers", "nn", "optimizers",
+    "data", "layers", "nn", "optimizers", "training",
     "clip_by_value", "clip_by_norm", "global_norm", "clip_by_global_norm", "norm",
     "float16", "float32", "float64", "int32", "int64", "bool_", *_op_names,
 ]

@@ -1,14 +1,15 @@
-"""A small, readable training loop for classifiers: `train_step`, `evaluate` and `fit`.
+"""A small, readable training loop for classifiers: ``eg.training.fit``, `train_step`, `evaluate`.
 
 Nothing here is hidden machinery: `train_step` is the loop body a lesson writes by hand (forward
 under a tape, ``compute_gradients``, an optional transform such as clipping, ``apply_gradients``),
-and `fit` repeats it over shuffled mini-batches with a progress bar (``tqdm.auto``: a widget in
-Jupyter, text elsewhere).
+and `fit` repeats it over shuffled mini-batches, with a progress bar (``tqdm.auto``: a widget in
+Jupyter, text elsewhere) and, in a notebook, a live plot of the loss (engine/live_plot.py).
 
 >>> import engine as eg
 >>> x_train, y_train, x_test, y_test = eg.data.load_digits(flatten=True)
 >>> model = eg.layers.Sequential([eg.layers.Dense(10, seed=0)])
->>> history = fit(model, x_train, y_train, eg.optimizers.Adam(0.01), epochs=2, seed=0, progress=False)
+>>> history = eg.training.fit(model, x_train, y_train, eg.optimizers.Adam(0.01), epochs=2, seed=0,
+...                           progress=False)
 >>> sorted(history), len(history["loss"])
 (['accuracy', 'epoch_seconds', 'loss'], 2)
 >>> evaluate(model, x_test, y_test)["accuracy"] > 0.8
@@ -26,6 +27,7 @@ import numpy as np
 
 from . import ops as F
 from .data import batches
+from .live_plot import LossPlot, in_notebook
 from .nn import sparse_softmax_cross_entropy
 from .tape import GradientTape
 from .tensor import Tensor
@@ -93,13 +95,28 @@ def _progress_bar(total: int, enabled: bool) -> Any:
 def fit(model: Callable, x: Any, y: Any, optimizer: Any, epochs: int = 1, batch_size: int = 64,
         loss_fn: Callable = sparse_softmax_cross_entropy, validation_data: tuple[Any, Any] | None = None,
         seed: int | None = None, transform: Callable[[Pairs], Pairs] | None = None,
-        on_step: Callable[..., Any] | None = None, progress: bool = True) -> dict[str, list[float]]:
+        on_step: Callable[..., Any] | None = None, progress: bool = True,
+        plot: bool | str = "auto", step: Callable[[Any, Any], tuple] | None = None,
+        on_epoch: Callable[[int, dict[str, float]], Any] | None = None) -> dict[str, list[float]]:
     """Train for ``epochs`` passes over shuffled mini-batches; returns the per-epoch history.
+
+    >>> import engine as eg
+    >>> x, y, _, _ = eg.data.load_digits(flatten=True)
+    >>> model = eg.layers.Sequential([eg.layers.Dense(10, seed=0)])
+    >>> history = eg.training.fit(model, x, y, eg.optimizers.Adam(0.01), epochs=3, seed=0, progress=False)
+    >>> history["loss"][-1] < history["loss"][0]
+    True
 
     - ``seed``: the shuffling of epoch ``e`` uses ``seed + e`` (None: eg.random's global sequence).
     - ``transform(grads_and_vars)``: applied between compute and apply (e.g. gradient clipping).
-    - ``on_step(step, loss=..., grads_and_vars=...)``: called after every update, e.g. a
-      ``gv.Recorder().record``.
+    - ``step(x_batch, y_batch)``: your own training step instead of `train_step` (then ``loss_fn``
+      and ``transform`` are yours too); it returns ``(loss, logits, grads_and_vars)``, optionally
+      followed by a dict of more scalars (a gradient norm...) that ``on_step`` receives.
+    - ``on_step(step, loss=..., grads_and_vars=..., **scalars)``: called after every update, e.g. a
+      ``gv.Recorder().record``. ``on_epoch(step, scores)``: after every epoch, with that epoch's
+      ``loss``, ``accuracy`` (and ``val_loss``, ``val_accuracy``).
+    - ``progress``: a tqdm progress bar with the running loss. ``plot``: a live loss plot
+      (`LossPlot`); ``"auto"``: only inside a Jupyter kernel.
     - History keys: ``loss`` and ``accuracy`` (training, averaged over the epoch's batches as they
       were seen), ``epoch_seconds``, and with ``validation_data`` also ``val_loss``, ``val_accuracy``.
     """
@@ -107,36 +124,50 @@ def fit(model: Callable, x: Any, y: Any, optimizer: Any, epochs: int = 1, batch_
     history: dict[str, list[float]] = {"loss": [], "accuracy": [], "epoch_seconds": []}
     if validation_data is not None:
         history.update(val_loss=[], val_accuracy=[])
+    if step is None:
+        def step(xb, yb):
+            return train_step(model, optimizer, xb, yb, loss_fn, transform)
     bar = _progress_bar(epochs * n_batches, progress)
-    step = 0
+    live = LossPlot() if (in_notebook() if plot == "auto" else plot) else None
+    count_steps = 0
     try:
         for epoch in range(epochs):
             start = time.perf_counter()
             losses, hits, count = 0.0, 0.0, 0
             epoch_seed = None if seed is None else seed + epoch
             for xb, yb in batches(x, y, batch_size, shuffle=True, seed=epoch_seed):
-                loss, logits, pairs = train_step(model, optimizer, xb, yb, loss_fn, transform)
-                n = len(yb)
-                losses += float(loss) * n
+                loss, logits, pairs, *more = step(xb, yb)
+                n, batch_loss = len(yb), float(loss)
+                losses += batch_loss * n
                 hits += accuracy(logits, yb) * n
                 count += n
-                step += 1
+                count_steps += 1
                 if on_step is not None:
-                    on_step(step, loss=loss, grads_and_vars=pairs)
+                    on_step(count_steps, loss=loss, grads_and_vars=pairs, **(more[0] if more else {}))
                 if bar is not None:
                     bar.update(1)
                     bar.set_postfix(epoch=epoch + 1, loss=f"{losses / count:.4f}")
+                if live is not None:
+                    live.add(count_steps, batch_loss)
             history["epoch_seconds"].append(time.perf_counter() - start)
             history["loss"].append(losses / max(count, 1))
             history["accuracy"].append(hits / max(count, 1))
+            scores = {"loss": history["loss"][-1], "accuracy": history["accuracy"][-1]}
             if validation_data is not None:
-                scores = evaluate(model, *validation_data, loss_fn=loss_fn)
-                history["val_loss"].append(scores["loss"])
-                history["val_accuracy"].append(scores["accuracy"])
+                held_out = evaluate(model, *validation_data, loss_fn=loss_fn)
+                scores.update(val_loss=held_out["loss"], val_accuracy=held_out["accuracy"])
+                history["val_loss"].append(held_out["loss"])
+                history["val_accuracy"].append(held_out["accuracy"])
                 if bar is not None:
                     bar.set_postfix(epoch=epoch + 1, loss=f"{history['loss'][-1]:.4f}",
-                                    val_accuracy=f"{scores['accuracy']:.3f}")
+                                    val_accuracy=f"{held_out['accuracy']:.3f}")
+                if live is not None:
+                    live.add_validation(count_steps, held_out["loss"])
+            if on_epoch is not None:
+                on_epoch(count_steps, scores)
     finally:
         if bar is not None:
             bar.close()
+        if live is not None:
+            live.close()
     return history
