@@ -204,15 +204,11 @@ def test_no_install_hint_sends_anyone_to_the_index_or_around_make():
     assert offenders == []
 
 
-def test_the_gpu_warning_and_error_suggest_the_make_command(monkeypatch):
+def test_the_gpu_warning_and_error_suggest_the_make_command(monkeypatch, no_gpu):
     import warnings
 
     import engine as eg
-    from engine import backend
 
-    if eg.gpu_available():
-        pytest.skip("checks the messages of a machine without a GPU")
-    monkeypatch.setattr(backend, "_warned_fallback", False)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with eg.device("gpu:0"):
