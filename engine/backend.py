@@ -210,11 +210,26 @@ def device(spec: str) -> Iterator[Device]:
         stack.pop()
 
 
+def is_device_array(value: Any) -> bool:
+    """True for a CuPy array (CuPy is imported only when such an array is seen)."""
+    if _cupy is None:
+        if not type(value).__module__.startswith("cupy"):
+            return False
+        _probe_gpus()
+    return _cupy is not None and isinstance(value, _cupy.ndarray)
+
+
+def scoped_device() -> Device | None:
+    """The device of the innermost ``with device(...)``, or None outside any scope."""
+    stack = getattr(_state, "stack", None)
+    return stack[-1] if stack else None
+
+
 def device_of_array(array: Any) -> Device:
     """The device an array lives on (NumPy → cpu:0, CuPy → gpu:N)."""
     if isinstance(array, np.ndarray | np.generic):
         return CPU
-    if _cupy is not None and isinstance(array, _cupy.ndarray):
+    if is_device_array(array):
         return get_device(f"gpu:{array.device.id}")
     raise TypeError(f"Not an array this engine can hold: {type(array).__name__}")
 
@@ -223,7 +238,7 @@ def to_host(array: Any) -> np.ndarray:
     """A NumPy copy of ``array`` on the host (a no-op view for NumPy arrays)."""
     if isinstance(array, np.ndarray | np.generic):
         return np.asarray(array)
-    return array.get()
+    return array.get()  # CuPy copies from the array's own GPU, whatever the current device
 
 
 def transfer(array: Any, dest: Device) -> Any:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import nest, ops
+from . import backend, nest, ops
 from .tensor import Tensor
 
 __all__ = ["jacobian", "batch_jacobian"]
@@ -37,10 +37,11 @@ def jacobian(tape: Any, target: Tensor, sources: Any, unconnected_gradients: str
         col = [row[k] for row in rows]
         if not col or any(g is None for g in col):
             out.append(None if unconnected_gradients == "none" or not col else
-                       ops.zeros(target.shape + src.shape, dtype=src.dtype))
+                       _zeros_beside(src, target.shape + src.shape))
             continue
         out.append(ops.reshape(ops.stack(col, axis=0), target.shape + src.shape))
     return nest.pack_like(sources, out)
+
 
 def batch_jacobian(tape: Any, target: Tensor, source: Tensor,
                    unconnected_gradients: str = "none") -> Tensor | None:
@@ -69,15 +70,23 @@ def batch_jacobian(tape: Any, target: Tensor, source: Tensor,
     return ops.reshape(stacked, (batch,) + inner + source.shape[1:])
 
 
+def _zeros_beside(src: Tensor, shape: tuple[int, ...]) -> Tensor:
+    with backend.device(src._device):  # on the source's device, not the current one
+        return ops.zeros(shape, dtype=src.dtype)
+
+
 def _one_hot(target: Tensor, index: int) -> Tensor:
     xp = target._device.xp
-    data = xp.zeros(target.shape, dtype=target.dtype)
-    data.reshape(-1)[index] = 1
+    with target._device.activate():  # the seed goes beside the target, not on the current device
+        data = xp.zeros(target.shape, dtype=target.dtype)
+        data.reshape(-1)[index] = 1
     return Tensor._make(data, target._device)
 
 
 def _batch_one_hot(target: Tensor, index: int) -> Tensor:
     xp = target._device.xp
-    data = xp.zeros((target.shape[0], max(target.size // max(target.shape[0], 1), 1)), dtype=target.dtype)
-    data[:, index] = 1
-    return Tensor._make(data.reshape(target.shape), target._device)
+    with target._device.activate():
+        data = xp.zeros((target.shape[0], max(target.size // max(target.shape[0], 1), 1)), dtype=target.dtype)
+        data[:, index] = 1
+        data = data.reshape(target.shape)
+    return Tensor._make(data, target._device)

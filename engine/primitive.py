@@ -101,7 +101,7 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Tensor:
         )
 
     try:
-        if dev.index and dev.kind == "gpu":
+        if dev.kind == "gpu":  # CuPy computes on its current device: make it the inputs' one
             with dev.activate():
                 out = prim.forward(dev.xp, *[t._data for t in inputs], **params)
         elif n == 1:
@@ -157,6 +157,13 @@ def _as_inputs(prim: Primitive, args: Sequence[Any]) -> list[Tensor]:
 
 def _weak_tensor(prim: Primitive, value: Any, ref: Tensor | None) -> Tensor:
     """Turn a Python or NumPy value into a tensor for ``prim``, beside the tensor input ``ref``."""
+    if backend.is_device_array(value):  # a raw CuPy array stays on its own GPU
+        dev = backend.device_of_array(value)
+        if ref is not None and prim.same_dtype and value.dtype != ref._data.dtype:
+            _check_castable(value, ref._data.dtype, prim.name)
+            with dev.activate():
+                value = value.astype(ref._data.dtype)
+        return Tensor._make(value, dev)
     if ref is None:
         dev = backend.current_device()
         return Tensor._make(_place(_default_array(value), dev), dev)
@@ -187,6 +194,9 @@ def weak_like(value: Any, ref: Tensor, op: str) -> Tensor:
 
 def _common_tensor(values: Sequence[Any]) -> Tensor:
     """A tensor for the value whose default dtype the others can join (floats win over ints)."""
+    for v in values:
+        if backend.is_device_array(v):  # a raw CuPy array: its dtype and GPU win
+            return Tensor._make(v, backend.device_of_array(v))
     arrays = [_default_array(v) for v in values]
     widest = max(range(len(arrays)), key=lambda i: "biufc".index(arrays[i].dtype.kind)
                  if arrays[i].dtype.kind in "biufc" else -1)

@@ -326,7 +326,7 @@ def backward(records: list[Record], seeds: list[tuple[Tensor, Tensor]],
             prev = grads.get(x._uid)
             if prev is None:
                 grads[x._uid] = gi
-            elif recording or prev._device.index:  # (other GPUs: let `add` switch device)
+            elif recording or prev._device.kind == "gpu":  # (GPUs: let `add` make the device current)
                 grads[x._uid] = add(prev, gi)
             else:
                 grads[x._uid] = Tensor._make(prev._data + gi._data, prev._device)

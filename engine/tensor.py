@@ -41,6 +41,8 @@ def _default_array(value: Any) -> np.ndarray:
     """Python values become arrays with TensorFlow's defaults: float → float32, int → int32."""
     if isinstance(value, np.ndarray | np.generic):
         return np.asarray(value)  # NumPy values keep their dtype
+    if backend.is_device_array(value):
+        return value  # a CuPy array keeps its dtype and its GPU
     array = np.asarray(value)
     if array.dtype == np.float64:
         return array.astype(np.float32)
@@ -84,7 +86,10 @@ class Tensor:
     _is_variable = False
 
     def __init__(self, data: Any, device: Device | str | None = None, name: str | None = None):
-        dev = backend.get_device(device) if device is not None else backend.device_of_array(data)
+        here = backend.device_of_array(data)
+        dev = here if device is None else backend.get_device(device)
+        if dev is not here:  # never a label without the move: a NumPy array is copied to the GPU
+            data = backend.transfer(data, dev)
         self._data = data
         self._device = dev
         self._uid = next(_uids)
@@ -259,11 +264,14 @@ def constant(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
     """A tensor holding ``value`` on the current device.
 
     Python floats become float32 and ints int32 (as in TensorFlow); NumPy arrays keep their dtype.
+    A raw CuPy array stays on its own GPU (inside a ``with eg.device(...)`` scope it goes there).
 
     >>> constant(1.5).dtype, constant(2).dtype, constant(np.ones(2)).dtype
     (dtype('float32'), dtype('int32'), dtype('float64'))
     """
     dev = backend.current_device()
+    if backend.is_device_array(value) and backend.scoped_device() is None:
+        dev = backend.device_of_array(value)
     if isinstance(value, Tensor):
         t = value.to(dev) if value._device is not dev else value
         data = t._data
@@ -273,7 +281,8 @@ def constant(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
         target = as_dtype(dtype)
         if data.dtype != target:
             _check_castable(data, target, "constant")
-            data = data.astype(target)
+            with backend.device_of_array(data).activate():
+                data = data.astype(target)
     if dev.kind == "gpu":
         data = backend.transfer(data, dev)
     elif not isinstance(data, np.ndarray | np.generic):

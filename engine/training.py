@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from . import backend
 from . import ops as F
 from .data import batches
 from .live_plot import LossPlot, in_notebook
@@ -41,6 +42,37 @@ def accuracy(logits: Any, labels: Any) -> float:
     """The fraction of rows whose largest logit is at the integer label."""
     predicted = np.asarray(logits).argmax(axis=-1)
     return float(np.mean(predicted == np.asarray(labels)))
+
+
+def _hits(logits: Tensor, labels: Any) -> Tensor:
+    """How many rows have their largest logit at the label: a float64 scalar on the logits' device."""
+    dev = logits._device
+    if isinstance(labels, Tensor):
+        labels = labels.to(dev) if labels._device is not dev else labels
+    else:  # host labels (a NumPy batch) go to the device once; nothing comes back
+        labels = Tensor._make(backend.transfer(np.asarray(labels), dev), dev)
+    predicted = F.cast(F.argmax(logits, axis=-1), labels.dtype)
+    return F.sum(F.cast(F.equal(predicted, labels), "float64"))
+
+
+def _model_device(model: Callable) -> backend.Device:
+    """Where the model's variables live (the current device while it has none yet)."""
+    for v in getattr(model, "variables", None) or ():
+        return v._device
+    return backend.current_device()
+
+
+def _check_labels(y: Any, op: str) -> int | None:
+    """Integer labels >= 0, checked once where the data enters; returns the largest (None if empty)."""
+    ids = y.numpy() if isinstance(y, Tensor) else backend.to_host(y) if backend.is_device_array(y) \
+        else np.asarray(y)
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"{op}: labels must be integer class ids, got dtype {ids.dtype}.")
+    if not ids.size:
+        return None
+    if ids.min() < 0:
+        raise ValueError(f"{op}: label {ids.min()} is negative; labels are class ids 0 .. classes - 1.")
+    return int(ids.max())
 
 
 def train_step(model: Callable, optimizer: Any, x: Any, y: Any,
@@ -69,14 +101,18 @@ def train_step(model: Callable, optimizer: Any, x: Any, y: Any,
 
 def evaluate(model: Callable, x: Any, y: Any, batch_size: int = 512,
              loss_fn: Callable = sparse_softmax_cross_entropy) -> dict[str, float]:
-    """Mean loss and accuracy over ``(x, y)`` with ``training=False`` (dropout off)."""
-    total_loss, correct, count = 0.0, 0.0, 0
+    """Mean loss and accuracy over ``(x, y)`` with ``training=False`` (dropout off).
+
+    Host batches go to the model's device; the sums stay there, and one transfer brings them back.
+    """
+    totals, count = None, 0
     for xb, yb in batches(x, y, batch_size, shuffle=False):
-        logits = model(xb, training=False)
-        n = len(yb)
-        total_loss += float(F.sum(loss_fn(yb, logits)))
-        correct += accuracy(logits, yb) * n
-        count += n
+        with backend.device(_model_device(model)):  # host batches go where the model is
+            logits = model(xb, training=False)
+        both = F.stack([F.cast(F.sum(loss_fn(yb, logits)), "float64"), _hits(logits, yb)])
+        totals = both if totals is None else totals + both
+        count += len(yb)
+    total_loss, correct = (0.0, 0.0) if totals is None else totals.numpy().tolist()
     return {"loss": total_loss / max(count, 1), "accuracy": correct / max(count, 1)}
 
 
@@ -119,7 +155,12 @@ def fit(model: Callable, x: Any, y: Any, optimizer: Any, epochs: int = 1, batch_
       (`LossPlot`); ``"auto"``: only inside a Jupyter kernel.
     - History keys: ``loss`` and ``accuracy`` (training, averaged over the epoch's batches as they
       were seen), ``epoch_seconds``, and with ``validation_data`` also ``val_loss``, ``val_accuracy``.
+
+    Host (NumPy) batches go to the device of the model's variables. On a GPU, each step brings back
+    one small vector (its loss and hit count) and nothing else; the labels are checked once, here,
+    rather than in every loss call.
     """
+    largest_label = _check_labels(y, "fit")
     n_batches = -(-len(x) // batch_size)
     history: dict[str, list[float]] = {"loss": [], "accuracy": [], "epoch_seconds": []}
     if validation_data is not None:
@@ -136,10 +177,16 @@ def fit(model: Callable, x: Any, y: Any, optimizer: Any, epochs: int = 1, batch_
             losses, hits, count = 0.0, 0.0, 0
             epoch_seed = None if seed is None else seed + epoch
             for xb, yb in batches(x, y, batch_size, shuffle=True, seed=epoch_seed):
-                loss, logits, pairs, *more = step(xb, yb)
-                n, batch_loss = len(yb), float(loss)
+                with backend.device(_model_device(model)):  # host batches go where the model is
+                    loss, logits, pairs, *more = step(xb, yb)
+                if largest_label is not None and largest_label >= logits.shape[-1]:
+                    raise ValueError(f"fit: label {largest_label} is out of range for the model's "
+                                     f"{logits.shape[-1]} classes (valid: 0 .. {logits.shape[-1] - 1}).")
+                n = len(yb)
+                # the step's one transfer: the loss shown and the hit count, in one small vector
+                batch_loss, batch_hits = F.stack([F.cast(loss, "float64"), _hits(logits, yb)]).numpy().tolist()
                 losses += batch_loss * n
-                hits += accuracy(logits, yb) * n
+                hits += batch_hits
                 count += n
                 count_steps += 1
                 if on_step is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import backend
 from . import tape as _tapes
 from . import tracing
 from .tensor import Tensor, _check_castable, _default_array, convert_to_tensor
@@ -70,8 +71,14 @@ class Variable(Tensor):
                 )
             data = v._data
         else:
-            data = self._device.xp.asarray(_default_array(v)) if self._device.kind == "gpu" \
-                else _default_array(v)
+            data = _default_array(v)
+            here = backend.device_of_array(data)
+            if here is not self._device:
+                if here.kind == "gpu":  # a raw CuPy array: moved, like a tensor, only when asked
+                    raise ValueError(
+                        f"Variable.{op}: the variable {self.name!r} is on {self.device} but the CuPy array "
+                        f"is on {here.name}; move it first: eg.constant(value).to('{self.device}').")
+                data = backend.transfer(data, self._device)  # host values go to the variable's device
         if tuple(data.shape) != self.shape:
             raise ValueError(
                 f"Variable.{op}: shape {tuple(data.shape)} does not match the variable {self.name!r} "
@@ -79,7 +86,8 @@ class Variable(Tensor):
             )
         if data.dtype != self.dtype:
             _check_castable(data, self.dtype, f"Variable.{op}")
-            data = data.astype(self.dtype)
+            with self._device.activate():
+                data = data.astype(self.dtype)
         return data
 
     def assign(self, value: Any) -> Variable:
@@ -89,12 +97,16 @@ class Variable(Tensor):
 
     def assign_add(self, delta: Any) -> Variable:
         """``self += delta``; returns the variable."""
-        self._data = self._data + self._checked(delta, "assign_add")
+        delta = self._checked(delta, "assign_add")
+        with self._device.activate():
+            self._data = self._data + delta
         return self
 
     def assign_sub(self, delta: Any) -> Variable:
         """``self -= delta``; returns the variable."""
-        self._data = self._data - self._checked(delta, "assign_sub")
+        delta = self._checked(delta, "assign_sub")
+        with self._device.activate():
+            self._data = self._data - delta
         return self
 
     def _checked(self, value: Any, op: str) -> Any:

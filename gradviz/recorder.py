@@ -18,7 +18,8 @@ gradients.
 >>> round(rec.gradient_stats("w")["norm"][0], 3)
 10.0
 
-Statistics per variable and step (computed on the host in float64 from the engine's gradient):
+Statistics per variable and step (computed in float64 on the gradient's device; one call brings
+back one small vector per device, nothing else):
 ``norm`` (L2 norm of the gradient), ``mean`` (mean of the gradient), ``max`` (largest absolute
 entry), ``update_ratio`` (‖w_now − w_prev‖ / ‖w_prev‖ between this record and the previous one
 of the same variable: how much the optimizer moved the weights, relative to their size; NaN at the
@@ -40,6 +41,58 @@ __all__ = ["Recorder", "GRADIENT_STATS"]
 GRADIENT_STATS = ("norm", "mean", "max", "update_ratio")
 #: Kept too, so that layers (groups of variables) can be summarised exactly.
 _EXTRA = ("weight_norm", "update_norm", "size")
+
+
+class _Fetch:
+    """Numbers to bring back from the devices: tensors are stacked and copied once per device."""
+
+    def __init__(self) -> None:
+        self._items: list[Any] = []
+
+    def add(self, value: Any) -> int:
+        """Queue a one-element tensor (fetched later) or a Python float; returns its slot."""
+        self._items.append(value)
+        return len(self._items) - 1
+
+    def run(self) -> list[float]:
+        import engine as eg  # noqa: PLC0415  (gradviz imports the engine only when it records tensors)
+
+        out: list[Any] = list(self._items)
+        groups: dict[str, list[int]] = {}
+        for i, v in enumerate(out):
+            if _is_tensor(v):
+                groups.setdefault(v.device, []).append(i)
+        for device, slots in groups.items():
+            with eg.device(device):
+                values = eg.stack([eg.reshape(eg.cast(out[i], "float64"), ()) for i in slots]).numpy()
+            for i, v in zip(slots, values.tolist()):
+                out[i] = float(v)
+        return [float(v) for v in out]
+
+
+def _is_tensor(value: Any) -> bool:
+    module = type(value).__module__
+    return module.startswith("engine") and hasattr(value, "device") and hasattr(value, "numpy")
+
+
+def _on_device(value: Any) -> Any:
+    """A float64 engine tensor for ``value`` on its own device, read without any tape seeing it
+    (a new constant is watched by no tape, so the ops computing statistics from it are not recorded)."""
+    import engine as eg  # noqa: PLC0415
+
+    with eg.device(value.device):
+        return eg.cast(eg.constant(value), "float64")  # constant(): a plain tensor, no Variable read
+
+
+def _scalar_tensor(value: Any, name: str) -> Any:
+    if value.size != 1:
+        raise ValueError(
+            f"Recorder.record: the scalar {name!r} has shape {value.shape}; only one-element values "
+            f"can be recorded as scalars (e.g. eg.mean(t) or t.item())."
+        )
+    if value.dtype.kind not in "biuf":
+        raise TypeError(f"Recorder.record: the scalar {name!r} is {value.dtype}, not a number.")
+    return value
 
 
 def _as_float(value: Any, name: str) -> float:
@@ -99,17 +152,26 @@ class Recorder:
             self._steps.append(step)
         if loss is not None:
             scalars = {"loss": loss, **scalars}
+        fetch = _Fetch()
+        queued = []
         for name, value in scalars.items():
             if value is None:
                 continue
+            value = _on_device(_scalar_tensor(value, name)) if _is_tensor(value) else _as_float(value, name)
+            queued.append((name, fetch.add(value)))
+        finish = self._record_gradients(step, grads_and_vars, fetch) if grads_and_vars is not None else None
+        numbers = fetch.run()  # the call's one transfer per device
+        for name, slot in queued:
             steps, values = self._scalars.setdefault(name, ([], []))
             steps.append(step)
-            values.append(_as_float(value, name))
-        if grads_and_vars is not None:
-            self._record_gradients(step, grads_and_vars)
+            values.append(numbers[slot])
+        if finish is not None:
+            finish(numbers)
 
-    def _record_gradients(self, step: int, grads_and_vars: Iterable[tuple[Any, Any]]) -> None:
+    def _record_gradients(self, step: int, grads_and_vars: Iterable[tuple[Any, Any]], fetch: _Fetch):
+        """Queue each pair's statistics on ``fetch``; returns what stores them once fetched."""
         pairs = list(grads_and_vars)
+        rows = []
         for index, pair in enumerate(pairs):
             try:
                 grad, var = pair
@@ -119,32 +181,60 @@ class Recorder:
                     f"opt.compute_gradients returns; item {index} is {type(pair).__name__}."
                 ) from None
             name = self._name_for(var, index)
-            stats = self._grads.setdefault(name, {"step": [], **{s: [] for s in GRADIENT_STATS + _EXTRA}})
-            if grad is None:
-                norm = mean = largest = math.nan
+            rows.append((name, self._queue_stats(name, grad, var, fetch)))
+
+        def store(numbers: list[float]) -> None:
+            for name, slots in rows:
+                stats = self._grads.setdefault(name, {"step": [], **{s: [] for s in GRADIENT_STATS + _EXTRA}})
+                got = {k: numbers[v] if isinstance(v, int) and not isinstance(v, bool) else v[0]
+                       for k, v in slots.items()}
+                moved, base = got["update_norm"], got.pop("base")
+                ratio = math.nan if math.isnan(base) and math.isnan(moved) else \
+                    moved / base if base > 0 else (0.0 if moved == 0 else math.inf)
+                stats["step"].append(step)
+                stats["update_ratio"].append(ratio)
+                for k in ("norm", "mean", "max", "weight_norm", "update_norm", "size"):
+                    stats[k].append(got[k])
+
+        return store
+
+    def _queue_stats(self, name: str, grad: Any, var: Any, fetch: _Fetch) -> dict[str, Any]:
+        """Slots on ``fetch`` (or ``(value,)`` constants) for one pair's statistics."""
+        import engine as eg  # noqa: PLC0415  (only ever reached with engine values)
+
+        nan = (math.nan,)
+        slots: dict[str, Any] = {}
+        if grad is None:
+            slots.update(norm=nan, mean=nan, max=nan)
+        elif _is_tensor(grad):
+            g = _on_device(grad)
+            if g.size:
+                slots["norm"] = fetch.add(eg.sqrt(eg.sum(g * g)))
+                slots["mean"] = fetch.add(eg.mean(g))
+                slots["max"] = fetch.add(eg.max(eg.abs(g)))
             else:
-                g = _host(grad)
-                norm = float(np.sqrt(np.sum(g * g))) if g.size else 0.0
-                mean = float(np.mean(g)) if g.size else math.nan
-                largest = float(np.max(np.abs(g))) if g.size else 0.0
-            value = _host(var)
-            weight_norm = float(np.sqrt(np.sum(value * value)))
-            previous = self._last.get(name)
-            if previous is None or previous.shape != value.shape:
-                ratio = moved = math.nan
-            else:
-                base = float(np.sqrt(np.sum(previous * previous)))
-                moved = float(np.sqrt(np.sum((value - previous) ** 2)))
-                ratio = moved / base if base > 0 else (0.0 if moved == 0 else math.inf)
-            self._last[name] = value
-            stats["step"].append(step)
-            stats["norm"].append(norm)
-            stats["mean"].append(mean)
-            stats["max"].append(largest)
-            stats["update_ratio"].append(ratio)
-            stats["weight_norm"].append(weight_norm)
-            stats["update_norm"].append(moved)
-            stats["size"].append(float(value.size))
+                slots.update(norm=(0.0,), mean=nan, max=(0.0,))
+        else:
+            g = _host(grad)
+            slots["norm"] = (float(np.sqrt(np.sum(g * g))) if g.size else 0.0,)
+            slots["mean"] = (float(np.mean(g)) if g.size else math.nan,)
+            slots["max"] = (float(np.max(np.abs(g))) if g.size else 0.0,)
+        value = _on_device(var) if _is_tensor(var) else _host(var)
+        sq = (lambda a: eg.sum(a * a)) if _is_tensor(var) else (lambda a: np.sum(a * a))
+        root = eg.sqrt if _is_tensor(var) else np.sqrt
+        add = fetch.add if _is_tensor(var) else (lambda v: (float(v),))
+        slots["weight_norm"] = add(root(sq(value)))
+        slots["size"] = (float(value.size),)
+        previous = self._last.get(name)
+        if previous is None or tuple(previous.shape) != tuple(value.shape) or \
+                _is_tensor(previous) != _is_tensor(value) or \
+                (_is_tensor(value) and previous.device != value.device):
+            slots["update_norm"] = slots["base"] = nan
+        else:
+            slots["base"] = add(root(sq(previous)))
+            slots["update_norm"] = add(root(sq(value - previous)))
+        self._last[name] = value
+        return slots
 
     def _name_for(self, var: Any, index: int) -> str:
         key = id(var)

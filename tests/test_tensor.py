@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 import engine as eg
-from engine import backend
 from tests.helpers import DEVICES
 
 
@@ -160,10 +159,10 @@ def test_dtype_mismatch_names_dtypes():
 
 
 def test_device_mismatch_names_both_devices():
-    fake = backend.Device("gpu", 7, np)  # a stand-in second device, so this runs without a GPU
     a = eg.constant([1.0])
-    b = eg.Tensor(np.array([2.0], np.float32), fake)
-    with pytest.raises(ValueError, match=r"add: inputs are on different devices \(cpu:0 and gpu:7\)"):
+    b = eg.Tensor(np.array([2.0], np.float32), DEVICES[-1])  # gpu:1 on the fake CuPy
+    assert b.device == DEVICES[-1] != "cpu:0"
+    with pytest.raises(ValueError, match=rf"inputs are on different devices \(cpu:0 and {DEVICES[-1]}\)"):
         a + b
 
 

@@ -31,8 +31,10 @@ def dropout(x: Any, rate: float, training: bool = True, seed: int | None = None,
     """``x`` with each element dropped with probability ``rate`` and the rest scaled by 1/(1 - rate).
 
     - ``training=False`` (or ``rate == 0``): returns ``x`` itself.
-    - ``seed``: the same seed gives the same mask (combined with ``eg.random.set_seed``'s global seed,
-      like every random op); None draws from the global sequence.
+    - ``seed``: the same seed gives the same mask on the same kind of device (combined with
+      ``eg.random.set_seed``'s global seed, like every random op); None draws from the global
+      sequence. On a GPU the mask is drawn there by CuPy's generator (nothing is uploaded), so a seed
+      reproduces GPU masks run to run, but a CPU and a GPU mask for the same seed differ.
     - ``noise_shape``: the mask's shape, broadcast against ``x`` (e.g. ``(N, 1, 1, C)`` drops whole
       channels).
 
@@ -55,9 +57,12 @@ def _mask_forward(xp: Any, x: Any, rate: float, seed: int | None, shape: tuple[i
                   seed_fn: Any = None) -> Any:
     if seed_fn is not None:  # a layer's own sequence of seeds: the next one, drawn on every call
         seed = seed_fn()
-    keep = _random.generator(seed).random(shape) >= rate
-    scale = keep.astype(x.dtype) * x.dtype.type(1.0 / (1.0 - rate))
-    return scale if xp is np else xp.asarray(scale)
+    if xp is np:
+        keep = _random.generator(seed).random(shape) >= rate
+    else:  # drawn on the GPU (the current one: apply made it x's) from a seed taken on the host
+        keep = xp.random.default_rng(int(_random.generator(seed).integers(2**32))).random(
+            shape, dtype=np.float32) >= rate
+    return keep.astype(x.dtype) * x.dtype.type(1.0 / (1.0 - rate))
 
 
 # The mask is an op of its own (not differentiable: a constant for tapes) so that a traced graph

@@ -4,6 +4,10 @@ Both return one loss per example (average them yourself, e.g. ``eg.mean``), as T
 ``softmax_cross_entropy_with_logits`` does. Their gradient with respect to the logits is
 ``softmax(logits) - labels``.
 
+Labels on the host (NumPy, lists, cpu:0 tensors) are checked there. Labels already on a GPU are not
+read back (that would cost a transfer every call): as in TensorFlow on a GPU, an out-of-range label
+gives a NaN loss for its example. `eg.training.fit` checks its labels once, where the data enters.
+
 >>> import engine as eg
 >>> logits = eg.constant([[2.0, 0.0], [1e4, 0.0]])
 >>> eg.nn.sparse_softmax_cross_entropy([0, 1], logits).numpy()
@@ -53,6 +57,8 @@ def softmax_cross_entropy(labels: Any, logits: Any, axis: int = -1) -> Tensor:
             raise TypeError(f"{op}: labels have dtype {labels.dtype} but logits {logits.dtype}; cast them "
                             f"with eg.cast(labels, '{logits.dtype}'). (For integer class ids use "
                             "sparse_softmax_cross_entropy.)")
+    elif backend.is_device_array(labels):  # a raw CuPy array: a tensor on its own GPU
+        labels = F.cast(Tensor._make(labels, backend.device_of_array(labels)), logits.dtype)
     else:
         labels = _beside(np.asarray(labels).astype(logits.dtype), logits)
     if labels.shape != logits.shape:
@@ -66,10 +72,12 @@ def sparse_softmax_cross_entropy(labels: Any, logits: Any) -> Tensor:
     ``[0, num_classes)`` with the shape of ``logits`` minus its last axis.
 
     Gradient with respect to the logits: ``softmax(logits) - one_hot(labels)``. Out-of-range labels
-    are a ``ValueError``.
+    are a ``ValueError`` when they are on the host, a NaN loss for their example on a GPU.
     """
     op = "sparse_softmax_cross_entropy"
     logits = _logits(logits, op)
+    if backend.is_device_array(labels):  # raw CuPy labels: a tensor on their own GPU
+        labels = Tensor._make(labels, backend.device_of_array(labels))
     if isinstance(labels, Tensor):
         if labels._is_variable:
             labels = labels.value()

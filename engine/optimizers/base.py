@@ -42,6 +42,8 @@ def as_gradient_array(g: Any, var: Variable, op: str) -> Any:
     Tensors must match exactly. Python numbers and lists take the variable's dtype; NumPy arrays keep
     theirs (as everywhere in the engine), so a float64 array for a float32 variable is an error.
     """
+    if backend.is_device_array(g):  # a raw CuPy gradient: checked like a tensor
+        g = Tensor._make(g, backend.device_of_array(g))
     if isinstance(g, Tensor):
         if g._is_variable:
             g = g.value()
@@ -185,12 +187,13 @@ class Optimizer:
 
     def _apply_one(self, var: Variable, g: Any, lr: float, step: int) -> None:
         """Update ``var`` (and its slots) with the checked gradient array ``g``."""
-        slots = self._slots_of(var)
-        new_value, new_slots = self._update(var._device.xp, var._data, g,
-                                            {k: s._data for k, s in slots.items()}, lr, step)
-        var._data = new_value.astype(var.dtype, copy=False)
-        for k, value in new_slots.items():
-            slots[k]._data = value.astype(var.dtype, copy=False)
+        with var._device.activate():  # the update and its slots on the variable's device
+            slots = self._slots_of(var)
+            new_value, new_slots = self._update(var._device.xp, var._data, g,
+                                                {k: s._data for k, s in slots.items()}, lr, step)
+            var._data = new_value.astype(var.dtype, copy=False)
+            for k, value in new_slots.items():
+                slots[k]._data = value.astype(var.dtype, copy=False)
 
     def _next_step(self) -> tuple[float, int]:
         """Count one more update; its learning rate and step number (a traced graph's first node of an
@@ -208,7 +211,10 @@ class Optimizer:
 
     # ---- for subclasses -------------------------------------------------------------------------
     def _initial_slots(self, var: Variable) -> dict[str, Any]:
-        """Initial arrays of ``var``'s slots (default: zeros for each name in ``slot_names``)."""
+        """Initial arrays of ``var``'s slots (default: zeros for each name in ``slot_names``).
+
+        Called with ``var``'s device current, so new arrays land beside the variable.
+        """
         xp = var._device.xp
         return {name: xp.zeros_like(var._data) for name in self.slot_names}
 
@@ -222,8 +228,9 @@ class Optimizer:
         slots = self._slots.get(var._uid)
         if slots is None:
             base = var.name if var.name is not None else "variable"
-            slots = {name: _slot_variable(value, var, f"{base}/{self.name}/{name}")
-                     for name, value in self._initial_slots(var).items()}
+            with var._device.activate():  # new slots beside their variable
+                slots = {name: _slot_variable(value, var, f"{base}/{self.name}/{name}")
+                         for name, value in self._initial_slots(var).items()}
             self._slots[var._uid] = slots
         return slots
 
