@@ -6,13 +6,15 @@
 Before timing, each workload runs one step on the GPU and the same step with the engine on the CPU
 (same data): the results must match the CPU's (and PyTorch CUDA's) within float32 rounding. TF32
 is switched off in PyTorch so that both sides multiply in full float32. On a machine without a GPU
-it says why and exits 0. ``--cpu-dry-run`` runs the same code on cpu:0 at small sizes (to test
-the script itself where there is no GPU).
+it says why and exits 0 (1 with ``GRADLAB_REQUIRE_GPU=1``). ``--cpu-dry-run`` runs the same code on
+cpu:0 at small sizes (to test the script itself where there is no GPU); ``--small`` runs the GPU path
+at those sizes (the test suite does, on the fake CuPy of ``tests/fakecupy``).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -147,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="run the script's code on cpu:0 at small sizes (no GPU needed)",
     )
+    parser.add_argument("--small", action="store_true", help="small sizes on the GPU (checks the GPU path)")
     args = parser.parse_args(argv)
 
     print(f"gradlab GPU benchmark: {common.machine_summary()}")
@@ -156,12 +159,14 @@ def main(argv: list[str] | None = None) -> int:
     else:
         reason = why_no_gpu()
         if reason:
+            required = os.environ.get("GRADLAB_REQUIRE_GPU") == "1"
             print(
-                f"skipped: the engine has no GPU here ({reason}). Run this on a machine with an NVIDIA "
-                "GPU and CuPy (`make lab GPU=1`); `--cpu-dry-run` tests the script itself."
+                f"{'FAILED' if required else 'skipped'}: the engine has no GPU here ({reason}). Run this "
+                "on a machine with an NVIDIA GPU and CuPy (`make lab GPU=1`); `--cpu-dry-run` tests the "
+                "script itself."
             )
-            return 0
-        device, pick = "gpu:0", 0
+            return 1 if required else 0
+        device, pick = "gpu:0", 1 if args.small else 0
         torch = common.optional_import("torch")
         torch_device = "cuda" if torch is not None and torch.cuda.is_available() else None
         if torch_device is None:

@@ -157,13 +157,8 @@ def _as_inputs(prim: Primitive, args: Sequence[Any]) -> list[Tensor]:
 
 def _weak_tensor(prim: Primitive, value: Any, ref: Tensor | None) -> Tensor:
     """Turn a Python or NumPy value into a tensor for ``prim``, beside the tensor input ``ref``."""
-    if backend.is_device_array(value):  # a raw CuPy array stays on its own GPU
-        dev = backend.device_of_array(value)
-        if ref is not None and prim.same_dtype and value.dtype != ref._data.dtype:
-            _check_castable(value, ref._data.dtype, prim.name)
-            with dev.activate():
-                value = value.astype(ref._data.dtype)
-        return Tensor._make(value, dev)
+    if (ref is None or not prim.same_dtype) and backend.is_device_array(value):
+        return Tensor._make(value, backend.device_of_array(value))  # a raw CuPy array stays on its GPU
     if ref is None:
         dev = backend.current_device()
         return Tensor._make(_place(_default_array(value), dev), dev)
@@ -181,6 +176,15 @@ def weak_like(value: Any, ref: Tensor, op: str) -> Tensor:
     target = ref._data.dtype
     if (type(value) is float or type(value) is int) and target.kind in "fc":  # `x * 2`: the common case
         return Tensor._make(_place(np.array(value, dtype=target), ref._device), ref._device)
+    if backend.is_device_array(value):  # a raw CuPy array stays on its own GPU, with ref's dtype
+        dev = backend.device_of_array(value)
+        if value.dtype != target:
+            if value.dtype.kind == "b" and target.kind != "b":
+                raise TypeError(f"{op}: cannot combine a bool value with a {target} tensor.")
+            _check_castable(value, target, op)
+            with dev.activate():
+                value = value.astype(target)
+        return Tensor._make(value, dev)
     array = np.asarray(value)
     if array.dtype.kind in "OUS":
         raise TypeError(f"{op}: cannot use {type(value).__name__} {value!r:.60} as a tensor.")

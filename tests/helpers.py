@@ -2,7 +2,8 @@
 
 import engine as eg
 
-#: Every device this machine offers: ["cpu:0"] here, plus "gpu:0" … on a machine with CuPy and a GPU.
+#: Every device of the session: cpu:0, plus gpu:0 and gpu:1 of the fake CuPy (tests/fakecupy), or the
+#: real GPUs where CuPy and a GPU work (see tests/conftest.py).
 DEVICES = eg.list_devices()
 
 #: How far two computations of the same float value may drift apart: summation order, fused

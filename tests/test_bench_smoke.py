@@ -57,3 +57,24 @@ def test_every_workload_names_its_targets_and_peers():
         assert {"engine", "numpy"} <= set(w.builders)
         assert w.targets and set(w.targets) <= set(w.builders)
         assert set(w.traced_targets) <= set(w.builders) and (not w.traced_targets or "traced" in w.builders)
+
+
+def test_gpu_benchmark_runs_its_gpu_path_and_matches_the_cpu(capsys):
+    """bench/gpu.py on the GPU (the fake CuPy's gpu:0 on machines without one) at small sizes."""
+    from bench import gpu
+
+    assert gpu.main(["--small", "--repeats", "1", "--min-time", "0"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("engine: one step matches the engine on the CPU") == 3, out
+    assert "does NOT match" not in out
+
+
+def test_gpu_benchmark_without_a_gpu_says_so(capsys, no_gpu, monkeypatch):
+    from bench import gpu
+
+    monkeypatch.delenv("GRADLAB_REQUIRE_GPU", raising=False)
+    assert gpu.main([]) == 0
+    assert "skipped: the engine has no GPU here (CuPy is not installed)" in capsys.readouterr().out
+    monkeypatch.setenv("GRADLAB_REQUIRE_GPU", "1")
+    assert gpu.main([]) == 1
+    assert "FAILED: the engine has no GPU here" in capsys.readouterr().out

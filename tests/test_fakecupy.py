@@ -85,3 +85,17 @@ def test_scatter_add_has_no_complex_and_pools_count_bytes(cp):
         keep = cp.zeros(1000, dtype=np.float64)
         assert pool.used_bytes() - before >= 8000 and pool.total_bytes() >= pool.used_bytes()
         del keep
+
+
+def test_require_gpu_fails_the_session_instead_of_using_the_fake():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "GRADLAB_REQUIRE_GPU": "1"}
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "tests/test_fakecupy.py",
+                          "-k", "tagged"], capture_output=True, text=True, env=env,
+                         cwd=Path(__file__).resolve().parent.parent, timeout=120)
+    assert run.returncode != 0
+    assert "GRADLAB_REQUIRE_GPU=1 but no real GPU works here" in run.stdout + run.stderr

@@ -166,3 +166,16 @@ def test_dropout_mask_is_drawn_on_the_device_and_reproducible(device):
     np.testing.assert_array_equal(a.numpy(), b.numpy())
     kept = a.numpy()
     assert set(np.unique(kept)) == {0.0, 2.0} and 0.4 < (kept > 0).mean() < 0.6
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_accumulated_gradients_stay_on_the_variables_device(device):
+    with eg.device(device):
+        w = eg.Variable([1.0, 2.0])
+        g = eg.constant([1.0, 3.0])
+    opt = eg.optimizers.MultiSteps(eg.optimizers.SGD(1.0), every_k=2)
+    opt.apply_gradients([(g, w)])
+    assert where(opt.get_slot(w, "accumulated")) == device
+    opt.apply_gradients([(g, w)])
+    assert where(w) == device
+    np.testing.assert_allclose(w.numpy(), [0.0, -1.0])

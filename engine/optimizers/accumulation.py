@@ -62,7 +62,8 @@ class Accumulator:
                 continue
             data = as_gradient_array(g, v, "Accumulator.add")
             total = self._sums.get(v._uid)
-            self._sums[v._uid] = data.copy() if total is None else total + data
+            with v._device.activate():  # the sum stays on the variable's device
+                self._sums[v._uid] = data.copy() if total is None else total + data
         self.count += 1
 
     def gradient(self, var: Variable) -> Tensor | None:
@@ -70,9 +71,11 @@ class Accumulator:
         total = self._sums.get(var._uid)
         if total is None:
             return None
-        if self.average and self.count:
-            total = total / var.dtype.type(self.count)
-        return Tensor._make(total.astype(var.dtype, copy=False), var._device)
+        with var._device.activate():
+            if self.average and self.count:
+                total = total / var.dtype.type(self.count)
+            total = total.astype(var.dtype, copy=False)
+        return Tensor._make(total, var._device)
 
     def grads_and_vars(self) -> list[tuple[Tensor | None, Variable]]:
         """``[(accumulated gradient, variable), ...]`` in the order the variables first came."""
@@ -150,7 +153,10 @@ class MultiSteps:
     def get_slot(self, var: Variable, name: str) -> Variable | Tensor | None:
         if name == "accumulated":
             total = self.accumulator._sums.get(var._uid)
-            return None if total is None else Tensor._make(total.copy(), var._device)
+            if total is None:
+                return None
+            with var._device.activate():
+                return Tensor._make(total.copy(), var._device)
         return self.optimizer.get_slot(var, name)
 
     def slots(self, var: Variable) -> dict[str, Any]:
