@@ -184,7 +184,8 @@ def fit(model: Callable, x: Any, y: Any, optimizer: Any, epochs: int = 1, batch_
                                      f"{logits.shape[-1]} classes (valid: 0 .. {logits.shape[-1] - 1}).")
                 n = len(yb)
                 # the step's one transfer: the loss shown and the hit count, in one small vector
-                batch_loss, batch_hits = F.stack([F.cast(loss, "float64"), _hits(logits, yb)]).numpy().tolist()
+                shown = F.stack([F.cast(loss, "float64"), _hits(logits, yb)])
+                batch_loss, batch_hits = shown.numpy().tolist()
                 losses += batch_loss * n
                 hits += batch_hits
                 count += n

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import backend
+from . import backend, tracing
 from . import tape as _tapes
-from . import tracing
 from .tensor import Tensor, _check_castable, _default_array, convert_to_tensor
 
 __all__ = ["Variable"]
