@@ -173,6 +173,100 @@ def graph_expand() -> list[Row]:
     return [("expand one group (re-layout)", t, "a layout, not a slider move")]
 
 
+def long_chain(n_ops: int) -> tuple[Any, Any]:
+    """An unscoped chain of ``n_ops`` ops: h = tanh(h * 1.01) (a constant read by every multiply)."""
+    import engine as eg  # noqa: PLC0415
+
+    x = eg.constant(0.5)
+    with eg.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        h = x
+        for _ in range(n_ops // 2):
+            h = eg.tanh(h * 1.01)
+    return tape, h
+
+
+def deep_mlp(layers: int, seed: int = 0) -> tuple[Any, Any]:
+    """An MLP's loss, ``layers`` dense ReLU layers of width 4 (Variables dense_k/kernel, dense_k/bias)."""
+    import engine as eg  # noqa: PLC0415
+
+    rng = np.random.default_rng(seed)
+    x = eg.constant(rng.normal(size=(8, 4)).astype(np.float32))
+    params = [
+        (
+            eg.Variable((rng.normal(size=(4, 4)) / 2).astype(np.float32), name=f"dense_{k}/kernel"),
+            eg.Variable(np.zeros(4, np.float32), name=f"dense_{k}/bias"),
+        )
+        for k in range(layers)
+    ]
+    with eg.GradientTape(persistent=True) as tape:
+        h = x
+        for w, b in params:
+            h = eg.relu(h @ w + b)
+        loss = eg.mean(h**2)
+    return tape, loss
+
+
+def _output_bytes(view: Any) -> int:
+    """The bytes a notebook stores for a widget's output: its static HTML plus the widget's state."""
+    import json  # noqa: PLC0415
+
+    state = view.widget.get_state()
+    return len(view.to_html().encode()) + len(json.dumps(state, default=str).encode())
+
+
+@case("big graphs", "gv.graph: default (folded) view; build + fold + layout + SVG", target_s=1.0)
+def big_graphs() -> list[Row]:
+    import gradviz as gv  # noqa: PLC0415
+    from gradviz import render  # noqa: PLC0415
+
+    render.render_svg("digraph { a -> b }")  # load the renderer once
+    rows = []
+    for label, (tape, y) in (
+        ("2,000-op chain (unscoped)", long_chain(2000)),
+        ("MLP loss, 250 dense layers", deep_mlp(250)),
+    ):
+        t = timed(lambda tape=tape, y=y: gv.graph(y, tape).to_svg(), repeats=3, before=render.clear_cache)
+        view = gv.graph(y, tape)
+        svg = view.to_svg()
+        boxes = svg.count('class="node"')
+        note = (
+            f"{len(view.full_model):,} nodes → {boxes} boxes, {len(svg) / 1e6:.3f} MB SVG, "
+            f"output {_output_bytes(view) / 1e6:.3f} MB"
+        )
+        rows.append((label, t, note))
+    tape, y = long_chain(2000)
+    view = gv.graph(y, tape)
+    top = next(n for n in view.model.nodes.values() if n.kind == "group")
+    t0 = time.perf_counter()
+    view.select(top.id)
+    svg = view.to_svg()
+    rows.append(("2,000-op chain: open one group", time.perf_counter() - t0,
+                 f"{svg.count('class=' + chr(34) + 'node' + chr(34))} boxes"))
+    return rows
+
+
+@case("big graphs", "gv.graph on a 20,000-op chain (50,001 nodes): folded, or a clear message")
+def huge_graph() -> list[Row]:
+    import gradviz as gv  # noqa: PLC0415
+
+    tape, y = long_chain(20000)
+    rows = []
+    view = gv.graph(y, tape)
+    t = timed(lambda: gv.graph(y, tape).to_svg(), repeats=3)
+    svg = view.to_svg()
+    rows.append(("default view", t, f"{svg.count(chr(34).join(['class=', 'node', '']))} boxes, "
+                 f"{len(svg) / 1e6:.3f} MB SVG"))
+    t0 = time.perf_counter()
+    try:
+        gv.graph(y, tape, collapse=False).to_svg()
+        note = "drawn"
+    except ValueError as exc:
+        note = f"clear message: {str(exc)[:40]}…"
+    rows.append(("20,000-op chain, collapse=False", time.perf_counter() - t0, note))
+    return rows
+
+
 @case("widgets", "gv.tape: create; move the op slider; change the why-None dropdown", target_s=0.1)
 def tape_widget() -> list[Row]:
     import gradviz as gv  # noqa: PLC0415

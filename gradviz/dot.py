@@ -27,8 +27,11 @@ from . import fmt
 from .model import GraphModel, Node
 from .theme import Palette, palette
 
-__all__ = ["Drawing", "to_dot", "escape_text", "escape_record", "DEFAULT_SHOW"]
+__all__ = ["Drawing", "to_dot", "escape_text", "escape_record", "DEFAULT_SHOW", "MAX_DRAWN_NODES"]
 
+# Graphviz's layout recursion runs out of stack (a wasm "call stack exhausted" trap) at ~18,000
+# nodes; 12,500 take ~3 s and 16 MB of SVG. Beyond this many boxes, to_dot refuses with advice.
+MAX_DRAWN_NODES = 10_000
 DEFAULT_SHOW = ("value", "grad", "shape")
 _SHOWABLE = {"value", "grad", "shape", "dtype", "device", "name"}
 _prefixes = itertools.count(1)
@@ -80,6 +83,13 @@ def to_dot(
     """
     import graphviz  # noqa: PLC0415  (heavy-ish; only when drawing)
 
+    if len(model.nodes) > MAX_DRAWN_NODES:
+        raise ValueError(
+            f"gv.graph: {len(model.nodes):,} boxes are more than Graphviz can lay out here (at most "
+            f"{MAX_DRAWN_NODES:,}). Draw it collapsed (gv.graph(y, tape) collapses big graphs by itself; "
+            "collapse=True always) and click the groups you want to open, or draw a part of it "
+            "(gv.graph(an_intermediate_tensor, tape))."
+        )
     pal = palette(theme)
     show = tuple(show)
     unknown = set(show) - _SHOWABLE

@@ -106,9 +106,10 @@ class GraphView(View):
         self.theme = theme
         self.rankdir = rankdir
         self.expanded: set[str] = set()
-        self.collapsible = bool(model.scopes) and (
-            collapse if collapse is not None else len(model) > COLLAPSE_THRESHOLD
-        )
+        # collapse=True folds every run of ops; None folds graphs over the threshold (gradviz.fold)
+        self.fold_limit = 0 if collapse else COLLAPSE_THRESHOLD
+        wanted = collapse if collapse is not None else len(model) > COLLAPSE_THRESHOLD
+        self.collapsible = bool(wanted and model.fold_plan(self.fold_limit).groups)
         self.selected: str | None = None  # a node id of `model`
         self.highlight: dict[str, dict[str, str]] = {}  # node id → SVG shape attributes
         self.edge_highlight: dict[tuple[str, str], dict[str, str]] = {}  # (src, dst) node ids → attributes
@@ -137,7 +138,9 @@ class GraphView(View):
         key = (frozenset(self.expanded), self.palette.name, self.show, self.rankdir, self.collapsible,
                self.edge_magnitude)
         if key not in self._cache:
-            model = self.full_model.collapse(self.expanded) if self.collapsible else self.full_model
+            model = self.full_model
+            if self.collapsible:
+                model = model.collapse(self.expanded, self.fold_limit)
             edge_attrs = None
             if self.edge_magnitude:
                 from .flow import edge_attributes  # noqa: PLC0415

@@ -3,7 +3,7 @@
 Built from a tape's records (what `GradientTape.records` holds), keeping the ops that the target
 depends on. A Variable and the snapshots its reads produced are one node. Gradients come from the
 engine's own backward pass over the same records (the tape itself is not consumed). Large graphs
-collapse into one node per layer / name scope (`GraphModel.collapse`).
+collapse into groups: layers / name scopes, then runs of ops (`GraphModel.collapse`, `gradviz.fold`).
 
 >>> import engine as eg
 >>> x = eg.constant(2.0)
@@ -104,6 +104,7 @@ class GraphModel:
     clusters: dict[str, list[str]] = field(default_factory=dict)  # expanded scope → its node ids
     records: list[Any] = field(default_factory=list)  # the records the graph shows, in order
     folded: dict[str, Node] = field(default_factory=dict)  # nodes hidden inside groups, by id
+    _plans: dict[int, Any] = field(default_factory=dict, repr=False, compare=False)  # fold plans
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -139,59 +140,56 @@ class GraphModel:
     def devices(self) -> list[str]:
         return sorted({n.device for n in self.nodes.values() if n.device})
 
+    def fold_plan(self, max_nodes: int = COLLAPSE_THRESHOLD) -> Any:
+        """How this graph folds into groups (`gradviz.fold.fold_plan`; computed once per ``max_nodes``)."""
+        from .fold import fold_plan  # noqa: PLC0415
+
+        if max_nodes not in self._plans:
+            self._plans[max_nodes] = fold_plan(self, max_nodes=max_nodes)
+        return self._plans[max_nodes]
+
     def collapse(
         self, expanded: set[str] | frozenset[str] = frozenset(), max_nodes: int = COLLAPSE_THRESHOLD
     ) -> GraphModel:
-        """A copy with each scope not in ``expanded`` drawn as one group node.
+        """A copy with each group of `fold_plan` not in ``expanded`` drawn as one node.
 
-        When that still leaves more than ``max_nodes`` nodes at the top level (ops with no scope, such
-        as an unrolled loop), consecutive top-level ops are grouped into chunks as well.
+        Groups are the layer / name scopes, and, when the top level would still have more than
+        ``max_nodes`` nodes (an unrolled loop, a long unscoped chain; ``max_nodes=0``: always), runs
+        of consecutive ops, nested ("ops 1–600" holds "ops 1–120", ...). An opened group's nodes sit in
+        a frame (``clusters``); a group inside a closed one stays closed.
         """
-        scopes = dict(self.scopes)
-        top = [n for n in self.nodes.values() if not n.scope and not n.target]
-        if len(top) > max_nodes:
-            ops = sorted((n for n in top if n.kind == "op"), key=lambda n: n.order)
-            size = max(2, -(-len(ops) // 24))
-            chunk_of: dict[str, str] = {}
-            for k in range(0, len(ops), size):
-                part = ops[k : k + size]
-                scope = f"ops {part[0].order}–{part[-1].order}"
-                for n in part:
-                    chunk_of[n.id] = scope
-            for n in top:
-                scope = chunk_of.get(n.id)
-                if scope is None and n.kind == "tensor" and not n.leaf:
-                    scope = chunk_of.get(self._producer(n.id), None)
-                if scope:
-                    scopes.setdefault(scope, []).append(n.id)
-        nodes: dict[str, Node] = {}
+        plan = self.fold_plan(max_nodes)
+        shown: list[tuple[str, str | None]] = []  # (node or group id, the frame it sits in)
+        todo = [(item, None) for item in reversed(plan.top)]
+        while todo:  # depth-first, in order (no recursion: plans can be deep)
+            item, frame = todo.pop()
+            group = plan.groups.get(item)
+            if group is not None and group.key in expanded:
+                todo.extend((c, group.key) for c in reversed(group.children))
+            else:
+                shown.append((item, frame))
+        out_nodes: dict[str, Node] = {}
         group_of: dict[str, str] = {}
         clusters: dict[str, list[str]] = {}
-        for k, (scope, members) in enumerate(sorted(scopes.items(), key=lambda kv: self._first(kv[1]))):
-            if scope in expanded or len(members) < 2:
-                clusters[scope] = list(members)
-                continue
-            gid = f"g{k}"
-            for m in members:
-                group_of[m] = gid
-            inner = [self.nodes[m] for m in members]
-            nodes[gid] = Node(
-                id=gid,
-                kind="group",
-                label=scope,
-                scope=scope,
-                members=tuple(members),
-                order=min(n.order for n in inner),
-                variable=any(n.variable for n in inner),
-                target=any(n.target for n in inner),
-            )
-        out_nodes: dict[str, Node] = {}
-        for nid, n in self.nodes.items():
-            gid = group_of.get(nid)
-            if gid is None:
-                out_nodes[nid] = n
-            elif gid not in out_nodes:
-                out_nodes[gid] = nodes[gid]
+        for item, frame in shown:
+            group = plan.groups.get(item)
+            if group is None:
+                out_nodes[item] = self.nodes[item]
+            else:
+                inner = [self.nodes[m] for m in group.members]
+                out_nodes[item] = Node(
+                    id=group.id,
+                    kind="group",
+                    label=group.label,
+                    scope=group.key,
+                    members=group.members,
+                    order=group.order,
+                    variable=any(n.variable for n in inner),
+                )
+                for m in group.members:
+                    group_of[m] = group.id
+            if frame is not None:
+                clusters.setdefault(frame, []).append(item)
         edges: dict[tuple[str, str], Edge] = {}
         for e in self.edges:
             src, dst = group_of.get(e.src, e.src), group_of.get(e.dst, e.dst)
@@ -206,26 +204,16 @@ class GraphModel:
                 t = self.nodes.get(f"t{self.alias.get(e.tensor_id, e.tensor_id)}")
                 label = str(tuple(t.shape)) if t is not None else ""
             edges[key] = Edge(src, dst, e.index, e.tensor_id, 1, label)
-        clusters = {s: [m for m in ms if m in out_nodes] for s, ms in clusters.items()}
-        folded = {m: self.nodes[m] for m in group_of}
         return replace(
             self,
             nodes=out_nodes,
             edges=list(edges.values()),
-            folded=folded,
+            folded={m: self.nodes[m] for m in group_of},
             targets=[group_of.get(t, t) for t in self.targets],
             group_of=group_of,
             clusters={s: ms for s, ms in clusters.items() if len(ms) > 1},
+            _plans={},
         )
-
-    def _first(self, members: list[str]) -> int:
-        return min(self.nodes[m].order for m in members)
-
-    def _producer(self, tensor_node: str) -> str | None:
-        for e in self.edges:
-            if e.dst == tensor_node:
-                return e.src
-        return None
 
 
 def build_model(

@@ -156,6 +156,12 @@ def _render_wasm(source: str) -> str:
 
             if isinstance(exc, RenderError):
                 raise ValueError(f"Graphviz could not render this graph: {exc}") from exc
+            if type(exc).__name__ == "Trap":  # e.g. "call stack exhausted" on a huge graph
+                edges = source.count(" -> ")
+                raise ValueError(
+                    f"the WebAssembly Graphviz ran out of room laying out this graph ({edges:,} edges): "
+                    "draw it collapsed (gv.graph(..., collapse=True)) or draw a part of it."
+                ) from None
             raise
     return out.decode("utf-8")
 
