@@ -5,21 +5,23 @@
 >>> with eg.GradientTape() as tape:
 ...     tape.watch(x)
 ...     y = x * x
->>> tape.gradient(y, x)
-<Tensor shape=() dtype=float32 device=cpu:0 6.0>
+>>> tape.gradient(y, x).numpy()
+array(6., dtype=float32)
 
 Training: ``eg.training.fit(model, x, y, optimizer, epochs=...)`` is the loop (progress bar, live
 loss plot in notebooks); `engine/training.py` spells it out.
 
-Layers: `backend` (devices) → `tensor` → `primitive` + `ops` (forward and gradient side by side)
-→ `tape` (recording and the backward pass) → `functional` (grad of a function); `function`
-(graph mode: trace once, replay fast).
+Layers: `backend` (devices) → `tensor` → `recording` (each thread's active tapes) → `primitive` +
+`ops` (forward and gradient side by side) → `backward` (the one backward walk) → `tape`
+(`GradientTape`) → `functional` (grad of a function); `function` (graph mode: trace once, replay
+fast). docs/ARCHITECTURE.md reads them in order.
 """
 
 import numpy as _np
 
 from . import config, data, layers, nest, nn, optimizers, random, training
 from .backend import device, gpu_available, list_devices, memory_info
+from .backward import BackwardStep, backward_steps
 from .clipping import clip_by_global_norm, clip_by_norm, clip_by_value, global_norm, norm
 from .function import Function, function
 from .functional import (
@@ -33,7 +35,8 @@ from .functional import (
 from .graph import Graph, GraphTensor
 from .ops import *  # noqa: F403  (the op names are the public API)
 from .ops import __all__ as _op_names
-from .primitive import REGISTRY as primitives
+from .primitive import Primitive, primitives
+from .recording import active_tapes
 from .tape import GradientTape, Record
 from .tensor import Tensor, as_dtype, constant, convert_to_tensor
 from .tracing import TracingError, name_scope
@@ -45,7 +48,8 @@ int32, int64, bool_ = _np.dtype("int32"), _np.dtype("int64"), _np.dtype("bool")
 __version__ = "0.1.0"
 __all__ = [
     "Function", "Graph", "GraphTensor", "TracingError", "function", "name_scope",
-    "GradientTape", "Record", "Tensor", "Variable", "as_dtype", "config", "constant",
+    "BackwardStep", "GradientTape", "Primitive", "Record", "Tensor", "active_tapes", "backward_steps",
+    "Variable", "as_dtype", "config", "constant",
     "convert_to_tensor", "device", "gpu_available", "grad", "gradients_function", "implicit_gradients",
     "implicit_value_and_gradients", "list_devices", "memory_info", "nest", "primitives", "random",
     "value_and_grad", "value_and_gradients_function",

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from . import backend, nest, tracing
-from . import tape as _tape
+from . import recording as _rec
 from .graph import Graph, Node
 from .replay import Plan
 from .tensor import Tensor
@@ -167,7 +167,7 @@ class _Concrete:
 
 
 def _outer_tape_records() -> bool:
-    return any(t._recording for t in _tape._ACTIVE)
+    return _rec.is_recording()  # a tape of this thread records: run eagerly so that it sees the ops
 
 
 def _signature(value: Any, kwargs: Any, leaves: list[Any]) -> Any:

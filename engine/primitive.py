@@ -6,8 +6,13 @@ and the inputs, return the gradient for that input. Because VJPs use engine ops,
 recording while a gradient is computed records them too: that is how second and higher derivatives
 work. VJPs may return a gradient of the broadcast shape; `unbroadcast` sums it back, in one place.
 
+Each primitive also explains itself, for people and for gradviz: ``symbol`` (the label graphs draw),
+``rule`` (its VJP as text, true to what the VJP computes), ``inputs`` (the names the rule uses),
+``elementwise`` and ``differentiable``. `eg.primitives` maps every name to its primitive.
+
 >>> import engine as eg
->>> cube = Primitive("cube", lambda xp, x: x ** 3, vjps=[lambda g, y, x: g * 3 * x * x])
+>>> cube = Primitive("cube", lambda xp, x: x ** 3, vjps=[lambda g, y, x: g * 3 * x * x],
+...                  rule="∂x = g·3x²", symbol="x³", elementwise=True)
 >>> x = eg.constant(2.0)
 >>> with eg.GradientTape() as tape:
 ...     tape.watch(x)
@@ -18,46 +23,66 @@ array(12., dtype=float32)
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
 from . import backend, tracing
-from . import tape as _tape
+from . import recording as _rec
 from .tensor import Tensor, _check_castable, _default_array, _uids
 
-__all__ = ["Primitive", "REGISTRY", "unbroadcast"]
+__all__ = ["Primitive", "REGISTRY", "primitives", "unbroadcast"]
 
 REGISTRY: dict[str, Primitive] = {}
-_op_ids = itertools.count(1)
+primitives = MappingProxyType(REGISTRY)  # `eg.primitives`: read-only, name → Primitive
 _new = object.__new__
 
 
 class Primitive:
-    """One op: ``forward(xp, *arrays, **params)`` plus one VJP per input.
+    """One op: ``forward(xp, *arrays, **params)`` plus one VJP per input, and what it says about itself.
 
     - ``vjps``: ``vjps[i](g, y, *inputs, **params)`` → gradient for input ``i`` (a Tensor or None).
       None for the whole list means "not differentiable": the op is never recorded on a tape.
+    - ``inputs``: the names of the tensor inputs, as ``rule`` uses them (``("a", "b")``).
+    - ``rule``: the VJP as readable text, every input named (``"∂a = g·b, ∂b = g·a"``; ``g`` is the
+      upstream gradient, ``y`` the output). Required when the op is differentiable.
+    - ``symbol``: the short label a graph draws (``"×"``); default the name.
+    - ``elementwise``: output element i depends only on input elements i (after broadcasting), so the
+      VJP is ``g`` times a local derivative of the same shape.
     - ``same_dtype``: tensor inputs must share one dtype (TensorFlow's rule; no silent promotion).
     - ``float_only``: inputs must be floating (exp of an int32 tensor is a TypeError).
     """
 
-    __slots__ = ("name", "forward", "vjps", "same_dtype", "float_only", "__dict__")
+    __slots__ = ("name", "forward", "vjps", "same_dtype", "float_only", "inputs", "symbol", "rule",
+                 "elementwise", "__dict__")
 
     def __init__(self, name: str, forward: Callable, vjps: Sequence[Callable] | Callable | None = None,
-                 *, same_dtype: bool = True, float_only: bool = False, doc: str | None = None):
+                 *, inputs: Sequence[str] = ("x",), rule: str | None = None, symbol: str | None = None,
+                 elementwise: bool = False, same_dtype: bool = True, float_only: bool = False,
+                 doc: str | None = None):
+        if name in REGISTRY:
+            raise ValueError(f"Primitive {name!r} exists already (eg.primitives[{name!r}]); "
+                             "choose another name.")
+        if vjps is not None and not rule:
+            raise ValueError(f"Primitive {name!r}: a differentiable primitive needs its rule text "
+                             "(rule=...).")
         self.name = name
         self.forward = forward
         self.vjps = vjps
         self.same_dtype = same_dtype
         self.float_only = float_only
+        self.inputs = tuple(inputs)
+        self.symbol = symbol or name
+        self.rule = rule or f"not differentiable: no gradient for {', '.join(self.inputs)}"
+        self.elementwise = bool(elementwise)
         self.__doc__ = doc or forward.__doc__
         REGISTRY[name] = self
 
     @property
     def differentiable(self) -> bool:
+        """Whether tapes record this op (it has VJPs)."""
         return self.vjps is not None
 
     def vjp(self, index: int, g: Tensor, y: Tensor, inputs: Sequence[Tensor], params: dict) -> Tensor | None:
@@ -68,7 +93,7 @@ class Primitive:
         return rule[index](g, y, *inputs, **params)
 
     def __repr__(self) -> str:
-        return f"<Primitive {self.name}>"
+        return f"<Primitive {self.name}: {self.rule}>"
 
 
 def apply(prim: Primitive, *args: Any, **params: Any) -> Tensor:
@@ -115,8 +140,8 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Tensor:
 
     y = _new(Tensor)  # Tensor._make, inlined: this line runs for every op
     y._data, y._device, y._uid, y.name = out, dev, next(_uids), None
-    if _tape._ACTIVE and prim.vjps is not None and out.dtype.kind in "fc":
-        _tape._record_everywhere(prim, tuple(inputs), y, params, next(_op_ids))
+    if _rec.anywhere and prim.vjps is not None and out.dtype.kind in "fc":
+        _rec.record(prim, tuple(inputs), y, params)
     if tracing.TRACER is not None:  # eg.function is tracing: the op becomes a graph node
         tracing.TRACER.on_op(prim, inputs, y, params)
     return y

@@ -1,4 +1,14 @@
-"""`Record`: one operation as a tape saw it. ``tape.records`` is a list of these."""
+"""`Record`: one operation as a tape saw it. ``tape.records`` is a list of these.
+
+>>> import engine as eg
+>>> x = eg.constant([1.0, 2.0])
+>>> with eg.GradientTape() as tape:
+...     tape.watch(x)
+...     y = x * 3.0
+>>> r = tape.records[0]
+>>> r.op, r.primitive.symbol, [t.id for t in r.inputs][0] == x.id, r.outputs[0] is y
+('multiply', '×', True, True)
+"""
 
 from __future__ import annotations
 
@@ -10,7 +20,7 @@ __all__ = ["Record"]
 
 
 class Record:
-    """One op as a tape saw it: the op's name, its input tensors and its output tensor.
+    """One op as a tape saw it: its `Primitive`, its input tensors, its output tensor, its parameters.
 
     ``op_id`` is shared by every tape that recorded the same execution of the op, so a viewer can
     tell which tapes saw which ops.
@@ -27,7 +37,13 @@ class Record:
 
     @property
     def op(self) -> str:
+        """The op's name (its key in `eg.primitives`)."""
         return self.prim.name
+
+    @property
+    def primitive(self) -> Any:
+        """The `Primitive` that ran: its name, symbol, gradient rule, whether it is elementwise."""
+        return self.prim
 
     @property
     def outputs(self) -> tuple[Tensor, ...]:
@@ -41,26 +57,10 @@ class Record:
     def output_ids(self) -> tuple[int, ...]:
         return (self.output._uid,)
 
-    def input_gradient(self, index: int, g: Tensor) -> Tensor | None:
-        """The gradient for input ``index`` given the upstream gradient ``g``: the op's VJP, summed back
-        to the input's shape where the op broadcast it. The one step of every backward pass (the
-        engine's, and gradviz's stepper replaying it)."""
-        x = self.inputs[index]
-        gi = self.prim.vjp(index, g, self.output, self.inputs, self.params)
-        if gi is None:
-            return None
-        data = gi._data
-        if data.shape != x._data.shape:
-            from .primitive import unbroadcast  # noqa: PLC0415  (primitive imports the tape, which imports this)
-
-            gi = unbroadcast(gi, x.shape)
-            data = gi._data
-        if data.dtype != x._data.dtype:
-            raise TypeError(
-                f"Internal error in the gradient of {self.op}: input {index} has dtype {x.dtype} but its "
-                f"gradient has dtype {gi.dtype}. Please report this."
-            )
-        return gi
+    @property
+    def is_variable_read(self) -> bool:
+        """True for the read of a Variable: the input is the Variable, the output the value read."""
+        return self.prim.name == "read_variable"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for viewers: names, ids, shapes, dtypes, devices, parameters."""
@@ -73,15 +73,3 @@ class Record:
     def __repr__(self) -> str:
         ins = ", ".join(f"#{t._uid}{t.shape}" for t in self.inputs)
         return f"<Record {self.op}({ins}) -> #{self.output._uid}{self.output.shape}>"
-
-
-class _ReadVariable:
-    """The pseudo-op a tape records when a watched Variable is read: its VJP is the identity."""
-
-    name = "read_variable"
-
-    def vjp(self, index: int, g: Tensor, y: Tensor, inputs: Any, params: dict) -> Tensor:
-        return g
-
-
-_READ = _ReadVariable()

@@ -24,46 +24,17 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
+from . import backward as _backward
 from . import nest, tracing
-from .record import _READ, Record
+from . import recording as _rec
+from .creation import zeros_like
+from .jacobian import batch_jacobian, jacobian
+from .record import Record
 from .tensor import Tensor, is_floating
 
 __all__ = ["GradientTape", "Record"]
 
-_ACTIVE: list[GradientTape] = []  # tapes inside their `with` block, outermost first
 _UNCONNECTED = ("none", "zero")
-
-
-def _record_everywhere(prim: Any, inputs: tuple[Tensor, ...], output: Tensor, params: dict,
-                       op_id: int) -> None:
-    """Called by `primitive.apply` for each differentiable op while any tape is active."""
-    record = None
-    for tape in _ACTIVE:
-        if tape._recording:
-            watched = tape._watched
-            for t in inputs:
-                if t._uid in watched:
-                    watched.add(output._uid)
-                    if record is None:  # one Record, shared by every tape that saw the op
-                        record = Record(op_id, prim, inputs, output, params)
-                    tape._records.append(record)
-                    break
-
-
-def _on_variable_read(var: Any, snapshot: Tensor) -> None:
-    """Called when a Variable is read while tapes are active: auto-watch, then record the read."""
-    op_id = None
-    for tape in _ACTIVE:
-        if not tape._recording:
-            continue
-        if var._trainable and tape._watch_accessed and var._uid not in tape._watched:
-            tape._watch_one(var)
-        if var._uid in tape._watched:
-            if op_id is None:
-                from .primitive import _op_ids  # noqa: PLC0415
-                op_id = next(_op_ids)
-            tape._watched.add(snapshot._uid)
-            tape._records.append(Record(op_id, _READ, (var,), snapshot, {}))
 
 
 class GradientTape:
@@ -92,19 +63,21 @@ class GradientTape:
         self._watched: set[int] = set()
         self._watched_vars: dict[int, Any] = {}
         self._watched_tensors: dict[int, Tensor] = {}
+        self._stack: list | None = None  # the thread's active-tape stack while inside `with`
 
     # ---- recording ----------------------------------------------------------------------------
     def __enter__(self) -> GradientTape:
-        if self in _ACTIVE:
+        if self._stack is not None:
             raise RuntimeError("This GradientTape is already active; tapes cannot be entered twice.")
-        _ACTIVE.append(self)
+        self._stack = _rec.push(self)  # this thread's active tapes: other threads' ops are not recorded
         self._recording = True
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self._recording = False
-        if self in _ACTIVE:
-            _ACTIVE.remove(self)
+        if self._stack is not None:
+            _rec.pop(self, self._stack)
+            self._stack = None
 
     @property
     def persistent(self) -> bool:
@@ -192,15 +165,11 @@ class GradientTape:
     def jacobian(self, target: Tensor, sources: Any, unconnected_gradients: str = "none") -> Any:
         """The full Jacobian: shape ``target.shape + source.shape`` for each source (one backward
         pass per element of ``target``)."""
-        from .jacobian import jacobian  # noqa: PLC0415
-
         return jacobian(self, target, sources, unconnected_gradients)
 
     def batch_jacobian(self, target: Tensor, source: Tensor,
                        unconnected_gradients: str = "none") -> Tensor | None:
         """Per-example Jacobians: ``target`` (B, *T), ``source`` (B, *S) → (B, *T, *S)."""
-        from .jacobian import batch_jacobian  # noqa: PLC0415
-
         return batch_jacobian(self, target, source, unconnected_gradients)
 
     def _start_gradient(self) -> None:
@@ -224,20 +193,18 @@ class GradientTape:
             raise ValueError(
                 f"unconnected_gradients must be 'none' or 'zero', got {unconnected!r}."
             )
-        for s in sources:
-            if not isinstance(s, Tensor):
-                raise ValueError(
-                    f"GradientTape.gradient: sources must be Tensors or Variables, got "
-                    f"{type(s).__name__}. Convert with eg.constant and watch it inside the tape."
-                )
+        _backward.check_sources(sources, "GradientTape.gradient")
+        grads: dict[int, Tensor] = {}
         with tracing.name_scope("gradients"):  # graph mode names these ops gradients/...
             if tracing.TRACER is not None:
                 tracing.TRACER.backward_depth += 1
             try:
-                seeds = _seeds(targets, output_gradients)
+                seeds = _backward.seed_gradients(targets, output_gradients)
                 # Only what this tape watches (or computed from what it watches) has a gradient here.
                 watched = [s._uid for s in sources if s._uid in self._watched]
-                grads = backward(list(self._records), seeds, watched) if watched else {}
+                if watched:
+                    for _ in _backward.walk(self._records, seeds, watched, grads, observe=False):
+                        pass  # (nothing is yielded without observe: the loop just runs the walk)
             finally:
                 if tracing.TRACER is not None:
                     tracing.TRACER.backward_depth -= 1
@@ -245,102 +212,8 @@ class GradientTape:
         for s in sources:
             g = grads.get(s._uid) if s._uid in self._watched else None
             if g is None and unconnected == "zero":
-                from .ops import zeros_like  # noqa: PLC0415
-
                 g = zeros_like(s)
             if g is not None and not is_floating(s.dtype):
                 g = None  # integer and bool tensors have no gradient
             out.append(g)
         return out
-
-
-def _seeds(targets: list[Any], output_gradients: Any) -> list[tuple[Tensor, Tensor]]:
-    from .ops import ones_like  # noqa: PLC0415
-    from .tensor import convert_to_tensor  # noqa: PLC0415
-
-    for t in targets:
-        if not isinstance(t, Tensor):
-            raise ValueError(f"GradientTape.gradient: the target must be a Tensor, got {type(t).__name__}.")
-    if output_gradients is None:
-        return [(t, ones_like(t)) for t in targets]
-    given = nest.flatten(output_gradients)
-    if len(given) != len(targets):
-        raise ValueError(f"output_gradients has {len(given)} entries for {len(targets)} targets.")
-    seeds = []
-    for t, g in zip(targets, given):
-        if g is None:
-            g = ones_like(t)
-        g = convert_to_tensor(g, dtype=t.dtype) if not isinstance(g, Tensor) else g
-        if g.shape != t.shape:
-            raise ValueError(
-                f"output_gradients: shape {g.shape} does not match its target's shape {t.shape}."
-            )
-        seeds.append((t, g))
-    return seeds
-
-
-def backward(records: list[Record], seeds: list[tuple[Tensor, Tensor]],
-             source_ids: list[int]) -> dict[int, Tensor]:
-    """Reverse-mode accumulation over ``records`` (in execution order), iteratively.
-
-    Returns a dict from tensor id to gradient for the sources (and whatever else it touched).
-    Only records on a path from a source to a target run their VJPs.
-    """
-    from .ops import add  # noqa: PLC0415
-
-    # 1. Which tensors depend on a source? (a forward sweep; everything else needs no gradient)
-    depends = set(source_ids)
-    for r in records:
-        for t in r.inputs:
-            if t._uid in depends:
-                depends.add(r.output._uid)
-                break
-
-    # 2. Seed the targets, then walk the records backwards, accumulating input gradients.
-    grads: dict[int, Tensor] = {}
-    for target, seed in seeds:
-        uid = target._uid
-        grads[uid] = add(grads[uid], seed) if uid in grads else seed
-    keep = set(source_ids)
-    # While no tape records, sums of gradients need not be differentiable: add the arrays directly.
-    # (While eg.function traces, every sum must be an op, so that the graph has it.)
-    tracer = tracing.TRACER
-    recording = tracer is not None or any(t._recording for t in _ACTIVE)
-    for r in reversed(records):
-        out_id = r.output._uid
-        if out_id not in depends:
-            continue
-        g = grads.get(out_id) if out_id in keep else grads.pop(out_id, None)
-        if g is None:
-            continue
-        if tracer is not None:  # graph mode: this step's ops are named gradients/<op>_grad/...
-            with tracer.grad_scope(r.output):
-                _step(r, g, grads, depends, recording)
-            continue
-        for i, x in enumerate(r.inputs):
-            if x._uid not in depends:
-                continue
-            gi = r.input_gradient(i, g)
-            if gi is None:
-                continue
-            prev = grads.get(x._uid)
-            if prev is None:
-                grads[x._uid] = gi
-            elif recording or prev._device.kind == "gpu":  # (GPUs: let `add` make the device current)
-                grads[x._uid] = add(prev, gi)
-            else:
-                grads[x._uid] = Tensor._make(prev._data + gi._data, prev._device)
-    return grads
-
-
-def _step(r: Record, g: Tensor, grads: dict[int, Tensor], depends: set[int], recording: bool) -> None:
-    """One backward step while tracing: each input's contribution added to its gradient (as ops)."""
-    from .ops import add  # noqa: PLC0415
-
-    for i, x in enumerate(r.inputs):
-        if x._uid not in depends:
-            continue
-        gi = r.input_gradient(i, g)
-        if gi is not None:
-            prev = grads.get(x._uid)
-            grads[x._uid] = gi if prev is None else add(prev, gi)

@@ -13,10 +13,21 @@ from __future__ import annotations
 from typing import Any
 
 from . import backend, tracing
-from . import tape as _tapes
+from . import recording as _rec
+from .primitive import Primitive
 from .tensor import Tensor, _check_castable, _default_array, convert_to_tensor
 
-__all__ = ["Variable"]
+__all__ = ["Variable", "read_variable"]
+
+# The op a tape records when it sees a Variable read: input the Variable, output the value read.
+# `Variable` makes the snapshot itself (the hot path); calling this primitive does the same read.
+read_variable = Primitive(
+    "read_variable", lambda xp, v: v,
+    vjps=[lambda g, y, v: g],
+    inputs=("v",), symbol="read", rule="∂v = g (the value read is the Variable's value)",
+    elementwise=True, same_dtype=False,
+    doc="The value of a Variable at the moment it was read: what tapes record for `v.value()`.",
+)
 
 
 class Variable(Tensor):
@@ -55,8 +66,8 @@ class Variable(Tensor):
 
     def _read(self) -> Tensor:
         snapshot = Tensor._make(self._data, self._device)
-        if _tapes._ACTIVE:
-            _tapes._on_variable_read(self, snapshot)
+        if _rec.anywhere:
+            _rec.record_read(read_variable, self, snapshot)
         if tracing.TRACER is not None:
             tracing.TRACER.on_read(self, snapshot)
         return snapshot

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from ._plotwidget import PlotWidget
+from .edges import edge_attributes, edge_magnitudes
 from .recorder import Recorder
 
 __all__ = ["flow", "FlowView", "summarise", "edge_magnitudes", "edge_attributes", "STATS"]
@@ -402,67 +403,6 @@ class FlowView(PlotWidget):
 
 def _short(name: str, width: int = 28) -> str:
     return name if len(name) <= width else "…" + name[-(width - 1):]
-
-
-# ---- gradient magnitude on the graph's edges -----------------------------------------------------------
-
-def edge_magnitudes(model: Any) -> dict[tuple[str, str], float]:
-    """The L2 norm of the gradient flowing along each edge of a `gradviz.model.GraphModel`.
-
-    For an op → tensor edge: the gradient arriving at the op's output (upstream); for a
-    tensor → op edge: what that op contributes to the tensor's gradient (the engine's VJP). The
-    backward pass is replayed from the model's targets with `gradviz.trace.backward_steps`.
-    """
-    from .trace import backward_steps
-
-    targets = [model.nodes[t].tensor for t in model.targets if model.nodes[t].tensor is not None]
-    if not targets:
-        raise ValueError("flow: the graph has no target to take gradients of; pass one: gv.flow(y, tape).")
-    steps, _ = backward_steps(list(model.records), targets)
-    out: dict[tuple[str, str], float] = {}
-
-    def norm(a: np.ndarray) -> float:
-        a = np.asarray(a)
-        return float(np.sqrt(np.sum(np.abs(a.astype(np.float64) if a.dtype.kind != "c" else a) ** 2)))
-
-    for step in steps:
-        op = model.op_id(step.record)
-        key = (op, model.tensor_id(step.record.output.id))
-        out[key] = out.get(key, 0.0) + norm(step.upstream)  # (collapsed groups: summed over members)
-        for c in step.contributions:
-            key = (model.tensor_id(c.key), op)
-            out[key] = out.get(key, 0.0) + norm(c.value)
-    return out
-
-
-def edge_attributes(model: Any, min_width: float = 0.6, max_width: float = 7.0,
-                    theme: str | None = None) -> Any:
-    """A ``to_dot(..., edge_attrs=...)`` callback: pen width grows with log ‖gradient‖ along the edge.
-
-    Widths are scaled between the smallest and largest non-zero magnitude in the graph (a log scale:
-    gradients often span many decades); an edge with no gradient is thin and dashed, a non-finite
-    one red. The tooltip gives the number.
-    """
-    from ._plot import palette
-
-    mags = edge_magnitudes(model)
-    finite = [v for v in mags.values() if math.isfinite(v) and v > 0]
-    lo, hi = (math.log10(min(finite)), math.log10(max(finite))) if finite else (0.0, 0.0)
-    bad = palette(theme)["bad"]
-
-    def attrs(edge: Any) -> dict[str, str] | None:
-        v = mags.get((edge.src, edge.dst))
-        if v is None:
-            return None
-        if not math.isfinite(v):
-            return {"penwidth": f"{max_width:.2f}", "color": bad, "tooltip": f"gradient norm {v}"}
-        if v == 0:
-            return {"penwidth": f"{min_width:.2f}", "style": "dashed", "tooltip": "gradient norm 0"}
-        frac = 1.0 if hi == lo else (math.log10(v) - lo) / (hi - lo)
-        width = min_width + frac * (max_width - min_width)
-        return {"penwidth": f"{width:.2f}", "tooltip": f"gradient norm {v:.4g}"}
-
-    return attrs
 
 
 def flow_graph(target: Any, tape: Any = None, names: Any = None, theme: str = "auto") -> Any:

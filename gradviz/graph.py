@@ -143,7 +143,7 @@ class GraphView(View):
                 model = model.collapse(self.expanded, self.fold_limit)
             edge_attrs = None
             if self.edge_magnitude:
-                from .flow import edge_attributes  # noqa: PLC0415
+                from .edges import edge_attributes  # noqa: PLC0415
 
                 edge_attrs = edge_attributes(model, theme=self.palette.name)
             drawing = to_dot(model, theme=self.palette, show=self.show, rankdir=self.rankdir,

@@ -225,6 +225,8 @@ def build_model(
     ``names``: any name → tensor mapping (``locals()``), for labels. Tensor names are the fallback.
     ``grads``: compute d target / d node for every node with the engine's backward pass.
     """
+    from engine import Variable  # noqa: PLC0415
+
     tapes = tapeinfo.as_tapes(tape)
     merged = tapeinfo.merged_records(tapes)
     if not merged:
@@ -274,8 +276,8 @@ def build_model(
                 shape=tuple(t.shape),
                 dtype=str(t.dtype),
                 device=t.device,
-                variable=bool(getattr(t, "_is_variable", False)),
-                watched=uid in watched or bool(getattr(t, "_is_variable", False)) and leaf,
+                variable=isinstance(t, Variable),
+                watched=uid in watched or isinstance(t, Variable) and leaf,
                 leaf=leaf,
                 order=order,
             )
@@ -351,17 +353,14 @@ def _ancestors(merged: list, wanted: set[int], key: Any) -> list:
 
 def _attach_gradients(model: GraphModel, records: list, targets: list, key: Any) -> None:
     """d sum(targets) / d node for every tensor node, from the engine's backward pass."""
-    from engine import ones_like  # noqa: PLC0415
-    from engine.tape import backward  # noqa: PLC0415
-
     source_ids = [
         n.tensor.id
         for n in model.nodes.values()
         if n.kind == "tensor" and (not n.leaf or n.watched) and n.dtype.startswith(("float", "complex"))
     ]
-    source_ids += [r.output.id for r in records]
-    with tapeinfo.quiet():
-        grads = backward(records, [(t, ones_like(t)) for t in targets], source_ids)
+    wanted = {i: None for i in source_ids + [r.output.id for r in records]}
+    sources = [t for r in records for t in (*r.inputs, r.output) if t.id in wanted]
+    grads = tapeinfo.gradients(records, targets, sources)
     for n in model.nodes.values():
         if n.kind != "tensor" or not n.dtype.startswith(("float", "complex")):
             continue

@@ -58,6 +58,8 @@ def explain_none(tape: Any, target: Any, source: Any, others: Iterable[Any] | No
     are further tapes to look at for "recorded by another tape" (default: every tape gradviz knows).
     Nothing is computed and the tape is not consumed.
     """
+    from engine import Variable  # noqa: PLC0415
+
     tapes = tapeinfo.as_tapes(tape)
     if len(tapes) != 1:
         raise TypeError("explain_none: pass one tape (the one whose gradient() gave None).")
@@ -102,7 +104,7 @@ def explain_none(tape: Any, target: Any, source: Any, others: Iterable[Any] | No
                 "inner tape whose block had ended). Ask the tape that recorded them."
             )
     if not watched_here:
-        if getattr(source, "_is_variable", False):
+        if isinstance(source, Variable):
             why = (
                 "it is not trainable (trainable=False)"
                 if not source.trainable
@@ -212,8 +214,7 @@ class TapeView(View):
     ) -> list[tuple[str, str, str | None]]:
         """For each source: (label, gradient text or '', reason when None), as tape ``tape_index``
         would answer, without consuming any tape."""
-        from engine import nest, ones_like  # noqa: PLC0415
-        from engine.tape import backward  # noqa: PLC0415
+        from engine import nest  # noqa: PLC0415
 
         target = self.target if target is None else target
         sources = self.sources if sources is None else nest.flatten(sources)
@@ -225,8 +226,7 @@ class TapeView(View):
             reason = explain_none(tp, target, s, others=self.tapes)
             text = ""
             if reason is None and not tapeinfo.is_used(tp):
-                with tapeinfo.quiet():
-                    grads = backward(tp.records, [(target, ones_like(target))], [s.id])
+                grads = tapeinfo.gradients(tp.records, [target], [s])
                 g = grads.get(s.id)
                 text = fmt.full(g.numpy(), threshold=60) if g is not None else ""
             out.append((self.label(s), text, reason))

@@ -29,6 +29,7 @@ __all__ = [
     "names_by_id",
     "tape_labels",
     "no_records_error",
+    "gradients",
 ]
 
 _SEEN: weakref.WeakSet = weakref.WeakSet()
@@ -59,10 +60,10 @@ def remember(tapes: Iterable[Any]) -> None:
 
 def known_tapes() -> list[Any]:
     """Every tape gradviz has seen that is still alive, plus the tapes active right now."""
-    from engine import tape as tape_module  # noqa: PLC0415
+    from engine import active_tapes  # noqa: PLC0415
 
     out = list(_SEEN)
-    for t in getattr(tape_module, "_ACTIVE", ()):
+    for t in active_tapes():
         if t not in out:
             out.append(t)
     return out
@@ -71,10 +72,10 @@ def known_tapes() -> list[Any]:
 @contextlib.contextmanager
 def quiet() -> Iterator[None]:
     """Pause every recording tape, so that what gradviz computes is never recorded on a user's tape."""
-    from engine import tape as tape_module  # noqa: PLC0415
+    from engine import active_tapes  # noqa: PLC0415
 
     with contextlib.ExitStack() as stack:
-        for t in list(getattr(tape_module, "_ACTIVE", ())):
+        for t in active_tapes():
             if t.is_recording:
                 stack.enter_context(t.stop_recording())
         yield
@@ -142,6 +143,30 @@ def tape_labels(tapes: list[Any], names: Mapping[str, Any] | None) -> list[str]:
         if isinstance(name, str) and not name.startswith("_"):
             by_obj.setdefault(id(obj), name)
     return [by_obj.get(id(t), f"tape {k + 1}") for k, t in enumerate(tapes)]
+
+
+def gradients(records: list[Any], targets: list[Any], sources: list[Any]) -> dict[int, Any]:
+    """Tensor id → d sum(targets) / d tensor, summed from the engine's backward steps (never walked here).
+
+    >>> import engine as eg
+    >>> x = eg.constant(3.0)
+    >>> with eg.GradientTape() as t:
+    ...     t.watch(x)
+    ...     y = x * x
+    >>> float(gradients(t.records, [y], [x])[x.id])
+    6.0
+    """
+    from engine import add, backward_steps, ones_like  # noqa: PLC0415
+
+    grads: dict[int, Any] = {}
+    with quiet():
+        for t in targets:
+            grads[t.id] = add(grads[t.id], ones_like(t)) if t.id in grads else ones_like(t)
+        for step in backward_steps(list(records), targets, sources):
+            for x, c in zip(step.record.inputs, step.contributions):
+                if c is not None:
+                    grads[x.id] = add(grads[x.id], c) if x.id in grads else c
+    return grads
 
 
 def no_records_error(where: str, tape: Any) -> ValueError:

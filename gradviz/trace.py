@@ -99,6 +99,7 @@ def backward_steps(
     Variable's under its own id, its reads folded in). Reads of Variables are not steps of their own.
     """
     from engine import add, ones_like  # noqa: PLC0415
+    from engine.backward import input_gradient  # noqa: PLC0415
 
     alias = {r.output.id: r.inputs[0].id for r in records if r.op == "read_variable"}
 
@@ -148,7 +149,7 @@ def backward_steps(
                 k = key(x)
                 if k not in depends:
                     continue
-                gi = r.input_gradient(i, g)
+                gi = input_gradient(r, i, g)
                 pending[k] -= 1
                 if gi is None:
                     continue

@@ -241,8 +241,24 @@ def test_stack_and_composites(device):
         gradcheck.check(f, [anywhere(rng, (3, 4)) * 3], device=device)
 
 
+def test_read_variable_passes_the_gradient_through():
+    """The read of a Variable is a recorded primitive whose VJP is the identity (checked numerically)."""
+    rng = np.random.default_rng(3)
+    start, weights = rng.normal(size=(2, 3)), rng.normal(size=(2, 3))
+    v = eg.Variable(start)
+    with eg.GradientTape() as tape:
+        loss = eg.sum(eg.sin(v) * weights)
+    assert [r.op for r in tape.records][0] == "read_variable"
+    eps, numeric = 1e-6, np.zeros_like(start)
+    for i in np.ndindex(start.shape):
+        d = np.zeros_like(start)
+        d[i] = eps
+        numeric[i] = (np.sum(np.sin(start + d) * weights) - np.sum(np.sin(start - d) * weights)) / (2 * eps)
+    np.testing.assert_allclose(tape.gradient(loss, v).numpy(), numeric, rtol=1e-6)
+
+
 SPECIFIED = (set(UNARY) | set(BINARY) | set(REDUCTIONS) | set(SHAPE_CASES)
-             | {"where", "clip", "matmul", "copy_to_device", "cast"})
+             | {"where", "clip", "matmul", "copy_to_device", "cast", "read_variable"})
 
 
 def test_every_primitive_has_a_spec():

@@ -7,20 +7,25 @@
 
 from __future__ import annotations
 
-from .. import ops as F
+from ..creation import ones_like, zeros_like
 from ..primitive import Primitive
+from .elementwise import log, negative
+from .logic import equal
+from .selection import where
 
 add = Primitive(
     "add", lambda xp, a, b: a + b,
     vjps=[lambda g, y, a, b: g,
           lambda g, y, a, b: g],
+    inputs=("a", "b"), rule="∂a = g, ∂b = g", symbol="+", elementwise=True,
     doc="a + b, elementwise with broadcasting.",
 )
 
 subtract = Primitive(
     "subtract", lambda xp, a, b: a - b,
     vjps=[lambda g, y, a, b: g,
-          lambda g, y, a, b: F.negative(g)],
+          lambda g, y, a, b: negative(g)],
+    inputs=("a", "b"), rule="∂a = g, ∂b = −g", symbol="−", elementwise=True,
     doc="a - b, elementwise with broadcasting.",
 )
 
@@ -28,57 +33,66 @@ multiply = Primitive(
     "multiply", lambda xp, a, b: a * b,
     vjps=[lambda g, y, a, b: g * b,
           lambda g, y, a, b: g * a],
+    inputs=("a", "b"), rule="∂a = g·b, ∂b = g·a", symbol="×", elementwise=True,
     doc="a * b, elementwise with broadcasting.",
 )
 
 divide = Primitive(
     "divide", lambda xp, a, b: xp.true_divide(a, b),
     vjps=[lambda g, y, a, b: g / b,
-          lambda g, y, a, b: F.negative(g) * a / (b * b)],
+          lambda g, y, a, b: negative(g) * a / (b * b)],
+    inputs=("a", "b"), rule="∂a = g/b, ∂b = −g·a/b²", symbol="÷", elementwise=True,
     doc="a / b (true division: int / int gives float64, as in NumPy and TensorFlow).",
 )
 
 floordiv = Primitive(
     "floordiv", lambda xp, a, b: xp.floor_divide(a, b),
+    inputs=("a", "b"), symbol="//", elementwise=True,
     doc="a // b, rounded towards minus infinity. Not differentiable (piecewise constant): gradient None.",
 )
 
 mod = Primitive(
     "mod", lambda xp, a, b: xp.mod(a, b),
     vjps=[lambda g, y, a, b: g,
-          lambda g, y, a, b: F.negative(g) * F.floordiv(a, b)],
+          lambda g, y, a, b: negative(g) * floordiv(a, b)],
+    inputs=("a", "b"), rule="∂a = g, ∂b = −g·floor(a/b)", symbol="%", elementwise=True,
     doc="a % b with the sign of b (Python's and TensorFlow's floor modulo). d/da = 1, d/db = -floor(a/b).",
 )
 
 
 def _pow_vjp_base(g, y, a, b):
-    return g * b * F.pow(a, b - 1)
+    return g * b * pow(a, b - 1)
 
 
 def _pow_vjp_exponent(g, y, a, b):
     # d(a^b)/db = a^b·log(a), taken as 0 where a <= 0 (TensorFlow's convention). The inner `where`
     # keeps log away from a <= 0 so the unused branch cannot put NaN into higher derivatives.
     positive = a > 0
-    safe_a = F.where(positive, a, F.ones_like(a))
-    return g * F.where(positive, y * F.log(safe_a), F.zeros_like(y))
+    safe_a = where(positive, a, ones_like(a))
+    return g * where(positive, y * log(safe_a), zeros_like(y))
 
 
 pow = Primitive(  # noqa: A001
     "pow", lambda xp, a, b: xp.power(a, b),
     vjps=[_pow_vjp_base, _pow_vjp_exponent],
+    inputs=("a", "b"), rule="∂a = g·b·a^(b−1), ∂b = g·y·ln a where a > 0, else 0 (y = aᵇ)", symbol="pow",
+    elementwise=True,
     doc="a ** b. d/da = b·a^(b-1); d/db = a^b·log(a) for a > 0, else 0 (as TensorFlow).",
 )
 
 
 def _tie_split(g, a, b, wins):
     """Gradient to ``a`` of max/min: all of g where a wins, half of g where a and b tie."""
-    return F.where(wins, g, F.where(F.equal(a, b), g * 0.5, F.zeros_like(g)))
+    return where(wins, g, where(equal(a, b), g * 0.5, zeros_like(g)))
 
 
 maximum = Primitive(
     "maximum", lambda xp, a, b: xp.maximum(a, b),
     vjps=[lambda g, y, a, b: _tie_split(g, a, b, a > b),
           lambda g, y, a, b: _tie_split(g, b, a, b > a)],
+    inputs=("a", "b"), rule="∂a = g where a > b, g/2 where a = b (ties split 0.5/0.5), else 0; "
+                            "∂b = g where b > a, g/2 where a = b, else 0",
+    elementwise=True,
     doc="Elementwise max(a, b); NaN propagates. Where a == b the gradient is split equally.",
 )
 
@@ -86,5 +100,8 @@ minimum = Primitive(
     "minimum", lambda xp, a, b: xp.minimum(a, b),
     vjps=[lambda g, y, a, b: _tie_split(g, a, b, a < b),
           lambda g, y, a, b: _tie_split(g, b, a, b < a)],
+    inputs=("a", "b"), rule="∂a = g where a < b, g/2 where a = b (ties split 0.5/0.5), else 0; "
+                            "∂b = g where b < a, g/2 where a = b, else 0",
+    elementwise=True,
     doc="Elementwise min(a, b); NaN propagates. Where a == b the gradient is split equally.",
 )

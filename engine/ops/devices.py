@@ -8,14 +8,14 @@
 from __future__ import annotations
 
 from .. import backend, tracing
-from .. import tape as _tape
-from ..primitive import Primitive, _op_ids
+from .. import recording as _rec
+from ..primitive import Primitive
 from ..tensor import Tensor
 
 _copy = Primitive(
     "copy_to_device", lambda xp, x, device: backend.transfer(x, device),
     vjps=[lambda g, y, x, device: copy_to_device(g, device=x._device)],
-    same_dtype=False,
+    rule="∂x = g copied back to x's device", elementwise=True, same_dtype=False,
 )
 
 
@@ -26,8 +26,8 @@ def copy_to_device(x: Tensor, device: backend.Device) -> Tensor:
     if x._device is device:
         return x
     y = Tensor._make(backend.transfer(x._data, device), device)
-    if _tape._ACTIVE and x.dtype.kind in "fc":
-        _tape._record_everywhere(_copy, (x,), y, {"device": device}, next(_op_ids))
+    if _rec.anywhere and x.dtype.kind in "fc":
+        _rec.record(_copy, (x,), y, {"device": device})
     if tracing.TRACER is not None:
         tracing.TRACER.on_op(_copy, (x,), y, {"device": device})
     return y

@@ -9,58 +9,73 @@ Each gradient is written with engine ops, often reusing the output ``y`` (exp, t
 
 from __future__ import annotations
 
-from .. import ops as F
+from ..creation import zeros_like
 from ..primitive import Primitive
 
 
-def _unary(name, forward, vjp, doc, float_only=True):
-    return Primitive(name, forward, vjps=None if vjp is None else [vjp], float_only=float_only, doc=doc)
+def _unary(name, forward, vjp, doc, *, rule, symbol=None, float_only=True):
+    return Primitive(name, forward, vjps=None if vjp is None else [vjp], rule=rule, symbol=symbol,
+                     elementwise=True, float_only=float_only, doc=doc)
 
 
 negative = _unary("negative", lambda xp, x: -x,
-                  lambda g, y, x: F.negative(g),
-                  "-x.", float_only=False)
+                  lambda g, y, x: negative(g),
+                  "-x.", float_only=False,
+                  rule="∂x = −g", symbol="neg")
 abs = _unary("abs", lambda xp, x: xp.abs(x),  # noqa: A001
-             lambda g, y, x: g * F.sign(x),
-             "|x|. Gradient sign(x), which is 0 at x = 0.", float_only=False)
+             lambda g, y, x: g * sign(x),
+             "|x|. Gradient sign(x), which is 0 at x = 0.", float_only=False,
+             rule="∂x = g·sign(x) (0 at x = 0)")
 sign = _unary("sign", lambda xp, x: xp.sign(x),
-              lambda g, y, x: F.zeros_like(g),
-              "-1, 0 or 1. Gradient 0 everywhere (TensorFlow's convention).", float_only=False)
+              lambda g, y, x: zeros_like(g),
+              "-1, 0 or 1. Gradient 0 everywhere (TensorFlow's convention).", float_only=False,
+              rule="∂x = 0 (sign is flat)")
 exp = _unary("exp", lambda xp, x: xp.exp(x),
              lambda g, y, x: g * y,
-             "e**x. Gradient e**x, the output itself.")
+             "e**x. Gradient e**x, the output itself.",
+             rule="∂x = g·y (y = eˣ, the output)")
 log = _unary("log", lambda xp, x: xp.log(x),
              lambda g, y, x: g / x,
-             "Natural logarithm. Gradient 1/x.")
+             "Natural logarithm. Gradient 1/x.",
+             rule="∂x = g/x")
 log1p = _unary("log1p", lambda xp, x: xp.log1p(x),
                lambda g, y, x: g / (x + 1),
-               "log(1 + x), accurate for small x. Gradient 1/(1 + x).")
+               "log(1 + x), accurate for small x. Gradient 1/(1 + x).",
+               rule="∂x = g/(1 + x)")
 sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(x),
               lambda g, y, x: g / (y * 2),
-              "Square root. Gradient 1/(2·sqrt(x)), infinite at 0.")
+              "Square root. Gradient 1/(2·sqrt(x)), infinite at 0.",
+              rule="∂x = g/(2y) (y = √x, the output)")
 square = _unary("square", lambda xp, x: x * x,
                 lambda g, y, x: g * x * 2,
-                "x². Gradient 2x.", float_only=False)
+                "x². Gradient 2x.", float_only=False,
+                rule="∂x = g·2x")
 sin = _unary("sin", lambda xp, x: xp.sin(x),
-             lambda g, y, x: g * F.cos(x),
-             "Sine. Gradient cos(x).")
+             lambda g, y, x: g * cos(x),
+             "Sine. Gradient cos(x).",
+             rule="∂x = g·cos x")
 cos = _unary("cos", lambda xp, x: xp.cos(x),
-             lambda g, y, x: F.negative(g) * F.sin(x),
-             "Cosine. Gradient -sin(x).")
+             lambda g, y, x: negative(g) * sin(x),
+             "Cosine. Gradient -sin(x).",
+             rule="∂x = −g·sin x")
 tan = _unary("tan", lambda xp, x: xp.tan(x),
              lambda g, y, x: g * (y * y + 1),
-             "Tangent. Gradient 1 + tan²(x).")
+             "Tangent. Gradient 1 + tan²(x).",
+             rule="∂x = g·(1 + y²) (y = tan x, the output)")
 # The gradients of tanh, sigmoid and relu are primitives of their own (one array expression instead
 # of three recorded ops, like PyTorch's tanh_backward); their VJPs keep higher orders working.
 _tanh_grad = Primitive(
     "tanh_grad", lambda xp, g, y: g * (1 - y * y),
     vjps=[lambda h, z, g, y: _tanh_grad(h, y),       # d/dg: 1 - y²
           lambda h, z, g, y: h * g * y * -2],        # d/dy: -2·g·y
+    inputs=("dy", "y"), rule="∂dy = tanh_grad(g, y) = g·(1 − y²), ∂y = −2·g·dy·y",
+    elementwise=True,
     doc="g·(1 - y²): the gradient of tanh given its output y.",
 )
 tanh = _unary("tanh", lambda xp, x: xp.tanh(x),
               lambda g, y, x: _tanh_grad(g, y),
-              "Hyperbolic tangent. Gradient 1 - tanh²(x).")
+              "Hyperbolic tangent. Gradient 1 - tanh²(x).",
+              rule="∂x = tanh_grad(g, y) = g·(1 − y²) (y = tanh x, the output)")
 
 
 def _sigmoid_forward(xp, x):
@@ -73,21 +88,28 @@ _sigmoid_grad = Primitive(
     "sigmoid_grad", lambda xp, g, y: g * y * (1 - y),
     vjps=[lambda h, z, g, y: _sigmoid_grad(h, y),    # d/dg: y·(1 - y)
           lambda h, z, g, y: h * g * (1 - y * 2)],   # d/dy: g·(1 - 2y)
+    inputs=("dy", "y"), rule="∂dy = sigmoid_grad(g, y) = g·y·(1 − y), ∂y = g·dy·(1 − 2y)",
+    elementwise=True,
     doc="g·y·(1 - y): the gradient of the sigmoid given its output y.",
 )
 sigmoid = _unary("sigmoid", _sigmoid_forward,
                  lambda g, y, x: _sigmoid_grad(g, y),
-                 "Logistic sigmoid 1/(1 + e**-x), stable for large |x|. Gradient σ(x)(1 - σ(x)).")
+                 "Logistic sigmoid 1/(1 + e**-x), stable for large |x|. Gradient σ(x)(1 - σ(x)).",
+                 rule="∂x = sigmoid_grad(g, y) = g·y·(1 − y) (y = σ(x), the output)")
 _relu_grad = Primitive(
     "relu_grad", lambda xp, g, x: g * (x > 0),  # TensorFlow's ReluGrad (and branch-free, unlike where)
     vjps=[lambda h, z, g, x: _relu_grad(h, x),       # d/dg: 1 where x > 0
           lambda h, z, g, x: None],                  # d/dx: 0 almost everywhere
+    inputs=("dy", "x"),
+    rule="∂dy = relu_grad(g, x) = g where x > 0, else 0; ∂x = none (flat almost everywhere)",
+    elementwise=True,
     same_dtype=False, doc="g·[x > 0]: the gradient of relu (a NaN in g stays NaN, as in TensorFlow).",
 )
 relu = _unary("relu", lambda xp, x: xp.maximum(x, 0),
               lambda g, y, x: _relu_grad(g, x),
               "max(x, 0); NaN stays NaN. Gradient 1 where x > 0, else 0 (0 at x = 0, as TensorFlow).",
-              float_only=False)
+              float_only=False,
+              rule="∂x = relu_grad(g, x) = g where x > 0, else 0")
 
 
 def _softplus_forward(xp, x):
@@ -96,5 +118,6 @@ def _softplus_forward(xp, x):
 
 
 softplus = _unary("softplus", _softplus_forward,
-                  lambda g, y, x: g * F.sigmoid(x),
-                  "log(1 + e**x), stable for large |x|. Gradient sigmoid(x).")
+                  lambda g, y, x: g * sigmoid(x),
+                  "log(1 + e**x), stable for large |x|. Gradient sigmoid(x).",
+                  rule="∂x = g·σ(x)")

@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from .. import backend
-from .. import ops as F
 from ..primitive import Primitive
 from ..tensor import Tensor
 
@@ -49,13 +48,15 @@ def _scatter_forward(xp, g, key, shape):
 
 _scatter = Primitive(
     "scatter_add", _scatter_forward,
-    vjps=[lambda gg, y, g, key, shape: F.getitem(gg, key)],
+    vjps=[lambda gg, y, g, key, shape: getitem(gg, key)],
+    inputs=("dy",), rule="∂dy = g[key]",
     doc="zeros(shape) with g added at key: the gradient of indexing.",
 )
 
 _getitem = Primitive(
     "getitem", lambda xp, x, key: x[key],
     vjps=[lambda g, y, x, key: _scatter(g, key=key, shape=x.shape)],
+    rule="∂x = zeros shaped like x with g added at [key] (repeated indices add up)",
 )
 
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import ops as F
 from ..primitive import Primitive
 from ..tensor import Tensor, convert_to_tensor
 from ..threads import matmul as _blas_matmul
-from .shape import _transpose
+from .shape import _transpose, expand_dims, squeeze
 
 
 def _swap_last(t: Tensor) -> Tensor:
@@ -39,6 +38,7 @@ _matmul = Primitive(
     "matmul", _matmul_forward,
     vjps=[lambda g, y, a, b: _matmul(g, _swap_last(b)),    # dL/dA = G Bᵀ
           lambda g, y, a, b: _matmul(_swap_last(a), g)],   # dL/dB = Aᵀ G
+    inputs=("a", "b"), rule="∂a = g @ bᵀ, ∂b = aᵀ @ g", symbol="@",
     doc="Matrix product of the last two axes; leading (batch) axes broadcast.",
 )
 
@@ -57,11 +57,11 @@ def matmul(a: Any, b: Any) -> Tensor:
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: scalars cannot be matrix-multiplied (shapes {a.shape} and {b.shape}); "
                          "use * for scaling.")
-    a2 = F.expand_dims(a, 0) if a.ndim == 1 else a
-    b2 = F.expand_dims(b, -1) if b.ndim == 1 else b
+    a2 = expand_dims(a, 0) if a.ndim == 1 else a
+    b2 = expand_dims(b, -1) if b.ndim == 1 else b
     out = _matmul(a2, b2)
     if b.ndim == 1:
-        out = F.squeeze(out, -1)
+        out = squeeze(out, -1)
     if a.ndim == 1:
-        out = F.squeeze(out, -1 if b.ndim == 1 else -2)
+        out = squeeze(out, -1 if b.ndim == 1 else -2)
     return out

@@ -16,6 +16,7 @@ from ..tensor import Tensor
 
 def _compare(name: str, fn: str, symbol: str) -> Primitive:
     return Primitive(name, lambda xp, a, b: getattr(xp, fn)(a, b),
+                     inputs=("a", "b"), symbol=symbol, elementwise=True,
                      doc=f"a {symbol} b elementwise, as a bool tensor. Not differentiable.")
 
 
@@ -27,7 +28,7 @@ greater = _compare("greater", "greater", ">")
 greater_equal = _compare("greater_equal", "greater_equal", ">=")
 
 
-def _bool_only(name: str, fn):
+def _bool_only(name: str, fn, symbol: str, inputs: tuple[str, ...]):
     def forward(xp, *args):
         if any(a.dtype.kind != "b" for a in args):
             raise TypeError(
@@ -36,16 +37,17 @@ def _bool_only(name: str, fn):
             )
         return fn(xp, *args)
 
-    return Primitive(name, forward, doc=f"Elementwise {name.split('_')[1]} of bool tensors. "
-                     "Not differentiable.")
+    return Primitive(name, forward, inputs=inputs, symbol=symbol, elementwise=True,
+                     doc=f"Elementwise {name.split('_')[1]} of bool tensors. Not differentiable.")
 
 
-logical_and = _bool_only("logical_and", lambda xp, a, b: xp.logical_and(a, b))
-logical_or = _bool_only("logical_or", lambda xp, a, b: xp.logical_or(a, b))
-logical_xor = _bool_only("logical_xor", lambda xp, a, b: xp.logical_xor(a, b))
-logical_not = _bool_only("logical_not", lambda xp, a: xp.logical_not(a))
+logical_and = _bool_only("logical_and", lambda xp, a, b: xp.logical_and(a, b), "∧", ("a", "b"))
+logical_or = _bool_only("logical_or", lambda xp, a, b: xp.logical_or(a, b), "∨", ("a", "b"))
+logical_xor = _bool_only("logical_xor", lambda xp, a, b: xp.logical_xor(a, b), "⊕", ("a", "b"))
+logical_not = _bool_only("logical_not", lambda xp, a: xp.logical_not(a), "¬", ("a",))
 
-_stop_gradient = Primitive("stop_gradient", lambda xp, x: x, same_dtype=False)
+_stop_gradient = Primitive("stop_gradient", lambda xp, x: x, elementwise=True,
+                           same_dtype=False, doc="x, which tapes see as a constant.")
 
 
 def stop_gradient(x: Any) -> Tensor:

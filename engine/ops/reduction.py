@@ -13,10 +13,12 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from .. import ops as F
+from ..creation import ones_like, zeros_like
 from ..primitive import Primitive
 from ..tensor import Tensor, convert_to_tensor
-from .shape import _broadcast_to, _reshape
+from .logic import equal
+from .selection import where
+from .shape import _broadcast_to, _reshape, broadcast_to, cast, reshape
 
 
 def _axes(axis: Any, ndim: int, op: str) -> tuple[int, ...] | None:
@@ -54,41 +56,46 @@ def _count(x: Tensor, axis) -> int:
 _sum = Primitive(
     "sum", lambda xp, x, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims),
     vjps=[lambda g, y, x, axis, keepdims: _spread(g, x, axis, keepdims)],
+    rule="∂x = g copied back over the summed axes",
 )
 _mean = Primitive(
     "mean", lambda xp, x, axis, keepdims: xp.mean(x, axis=axis, keepdims=keepdims),
     vjps=[lambda g, y, x, axis, keepdims: _spread(g, x, axis, keepdims) / _count(x, axis)],
+    rule="∂x = g/n copied back over the reduced axes (n: the number of elements averaged)",
 )
 
 
 def _extremum_vjp(g, y, x, axis, keepdims):
     # Ties share the gradient equally: each of k tied maxima gets g / k.
-    hit = F.cast(F.equal(x, F.reshape(y, _kept_shape(x.shape, axis))), g.dtype)
-    count = F.sum(hit, axis=axis, keepdims=True)
+    hit = cast(equal(x, reshape(y, _kept_shape(x.shape, axis))), g.dtype)
+    count = sum(hit, axis=axis, keepdims=True)
     return _spread(g, x, axis, keepdims) * hit / count
 
 
 _max = Primitive("max", lambda xp, x, axis, keepdims: xp.max(x, axis=axis, keepdims=keepdims),
-                 vjps=[_extremum_vjp])
+                 vjps=[_extremum_vjp],
+                 rule="∂x = g/k at each of the k maximal elements (ties split equally), else 0")
 _min = Primitive("min", lambda xp, x, axis, keepdims: xp.min(x, axis=axis, keepdims=keepdims),
-                 vjps=[_extremum_vjp])
+                 vjps=[_extremum_vjp],
+                 rule="∂x = g/k at each of the k minimal elements (ties split equally), else 0")
 
 
 def _prod_vjp(g, y, x, axis, keepdims):
     # d prod / d x_i = product of the others. Dividing y by x_i fails at zeros, so count them:
     # no zero → y / x_i; one zero → the product of the non-zeros at that zero, 0 elsewhere; more → 0.
-    is_zero = F.equal(x, 0)
-    nonzero = F.where(is_zero, F.ones_like(x), x)
-    prod_nonzero = F.reshape(F.prod(nonzero, axis=axis, keepdims=True), _kept_shape(x.shape, axis))
-    zeros = F.sum(F.cast(is_zero, x.dtype), axis=axis, keepdims=True)
-    local = F.where(F.equal(zeros, 0), prod_nonzero / nonzero,
-                    F.where(F.equal(zeros, 1) & is_zero, F.broadcast_to(prod_nonzero, x.shape),
-                            F.zeros_like(x)))
+    is_zero = equal(x, 0)
+    nonzero = where(is_zero, ones_like(x), x)
+    prod_nonzero = reshape(prod(nonzero, axis=axis, keepdims=True), _kept_shape(x.shape, axis))
+    zeros = sum(cast(is_zero, x.dtype), axis=axis, keepdims=True)
+    local = where(equal(zeros, 0), prod_nonzero / nonzero,
+                    where(equal(zeros, 1) & is_zero, broadcast_to(prod_nonzero, x.shape),
+                            zeros_like(x)))
     return _spread(g, x, axis, keepdims) * local
 
 
 _prod = Primitive("prod", lambda xp, x, axis, keepdims: xp.prod(x, axis=axis, keepdims=keepdims),
-                  vjps=[_prod_vjp])
+                  vjps=[_prod_vjp],
+                  rule="∂x = g·(the product of the other elements), exact where x has zeros")
 
 
 def _reducer(prim: Primitive, doc: str):
@@ -113,7 +120,7 @@ prod = _reducer(_prod, "Product over ``axis``. Gradient: the product of the othe
 
 def _arg(name, fn):
     prim = Primitive(name, lambda xp, x, axis: getattr(xp, fn)(x, axis=axis).astype("int64"),
-                     same_dtype=False)
+                     symbol=name, same_dtype=False)
 
     def arg(x: Any, axis: int | None = None) -> Tensor:
         x = convert_to_tensor(x)

@@ -10,21 +10,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import ops as F
+from ..creation import zeros_like
 from ..primitive import Primitive, weak_like
 from ..tensor import Tensor, constant
 
 
 def _zero(g):
-    return F.zeros_like(g)
+    return zeros_like(g)
 
 
 _where = Primitive(
     "where", lambda xp, c, a, b: xp.where(c, a, b),
     vjps=[lambda g, y, c, a, b: None,
-          lambda g, y, c, a, b: F.where(c, g, _zero(g)),
-          lambda g, y, c, a, b: F.where(c, _zero(g), g)],
-    same_dtype=False,
+          lambda g, y, c, a, b: where(c, g, _zero(g)),
+          lambda g, y, c, a, b: where(c, _zero(g), g)],
+    inputs=("c", "a", "b"), elementwise=True, same_dtype=False,
+    rule="∂c = none (a condition), ∂a = g where c, else 0; ∂b = g where not c, else 0",
 )
 
 
@@ -57,9 +58,11 @@ def _pair(x: Any, y: Any) -> tuple[Tensor, Tensor]:
 
 clip = Primitive(
     "clip", lambda xp, x, lo, hi: xp.minimum(xp.maximum(x, lo), hi),
-    vjps=[lambda g, y, x, lo, hi: F.where((x >= lo) & (x <= hi), g, _zero(g)),
-          lambda g, y, x, lo, hi: F.where(x < lo, g, _zero(g)),
-          lambda g, y, x, lo, hi: F.where(x > hi, g, _zero(g))],
+    vjps=[lambda g, y, x, lo, hi: where((x >= lo) & (x <= hi), g, _zero(g)),
+          lambda g, y, x, lo, hi: where(x < lo, g, _zero(g)),
+          lambda g, y, x, lo, hi: where(x > hi, g, _zero(g))],
+    inputs=("x", "lo", "hi"), elementwise=True,
+    rule="∂x = g where lo ≤ x ≤ hi, else 0; ∂lo = g where x < lo, else 0; ∂hi = g where x > hi, else 0",
     doc="Limit x to [lo, hi]; NaN stays NaN. Gradient to x is 1 inside the bounds (inclusive), 0 outside; "
         "the bounds get the gradient where they were active (TensorFlow's ClipByValue rule).",
 )

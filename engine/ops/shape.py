@@ -11,16 +11,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .. import ops as F
 from ..primitive import Primitive
 from ..tensor import Tensor, as_dtype, convert_to_tensor, is_floating
 
 
 def _back_to_shape(g, y, x, **params):
-    return F.reshape(g, x.shape)
+    return reshape(g, x.shape)
 
 
-_reshape = Primitive("reshape", lambda xp, x, shape: xp.reshape(x, shape), vjps=[_back_to_shape])
+_BACK = "∂x = g reshaped back to x's shape"
+_reshape = Primitive("reshape", lambda xp, x, shape: xp.reshape(x, shape), vjps=[_back_to_shape],
+                     rule=_BACK)
 
 
 def reshape(x: Any, shape: Sequence[int]) -> Tensor:
@@ -42,6 +43,7 @@ def reshape(x: Any, shape: Sequence[int]) -> Tensor:
 _transpose = Primitive(
     "transpose", lambda xp, x, perm: xp.transpose(x, perm),
     vjps=[lambda g, y, x, perm: _transpose(g, perm=_inverse(perm))],
+    rule="∂x = g transposed back (the inverse permutation)",
 )
 
 
@@ -62,7 +64,8 @@ def transpose(x: Any, perm: Sequence[int] | None = None) -> Tensor:
     return _transpose(x, perm=perm)
 
 
-_squeeze = Primitive("squeeze", lambda xp, x, axis: xp.squeeze(x, axis=axis), vjps=[_back_to_shape])
+_squeeze = Primitive("squeeze", lambda xp, x, axis: xp.squeeze(x, axis=axis), vjps=[_back_to_shape],
+                     rule=_BACK)
 
 
 def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Tensor:
@@ -78,7 +81,8 @@ def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Tensor:
     return _squeeze(x, axis=axis)
 
 
-_expand_dims = Primitive("expand_dims", lambda xp, x, axis: xp.expand_dims(x, axis), vjps=[_back_to_shape])
+_expand_dims = Primitive("expand_dims", lambda xp, x, axis: xp.expand_dims(x, axis), vjps=[_back_to_shape],
+                         rule=_BACK)
 
 
 def expand_dims(x: Any, axis: int) -> Tensor:
@@ -92,6 +96,7 @@ def expand_dims(x: Any, axis: int) -> Tensor:
 _broadcast_to = Primitive(
     "broadcast_to", lambda xp, x, shape: xp.broadcast_to(x, shape),
     vjps=[lambda g, y, x, shape: g],  # the engine sums the gradient back to x's shape (unbroadcast)
+    rule="∂x = g summed over the broadcast (copied) axes",
 )
 
 
@@ -113,7 +118,8 @@ def _concat_vjp(i, g, y, *inputs, axis):
     return g[tuple(index)]
 
 
-_concat = Primitive("concat", lambda xp, *xs, axis: xp.concatenate(xs, axis=axis), vjps=_concat_vjp)
+_concat = Primitive("concat", lambda xp, *xs, axis: xp.concatenate(xs, axis=axis), vjps=_concat_vjp,
+                    inputs=("xs",), rule="∂xs[i] = the slice of g where xs[i] was placed along axis")
 
 
 def concat(values: Sequence[Any], axis: int = 0) -> Tensor:
@@ -152,8 +158,9 @@ def stack(values: Sequence[Any], axis: int = 0) -> Tensor:
 
 _cast = Primitive(
     "cast", lambda xp, x, dtype: x.astype(dtype),
-    vjps=[lambda g, y, x, dtype: F.cast(g, x.dtype) if is_floating(x.dtype) else None],
-    same_dtype=False,
+    vjps=[lambda g, y, x, dtype: cast(g, x.dtype) if is_floating(x.dtype) else None],
+    rule="∂x = g cast back to x's dtype (none when x is not floating)",
+    elementwise=True, same_dtype=False,
 )
 
 

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import ops as F
+from ..primitive import Primitive
 from ..tensor import Tensor, convert_to_tensor
+from .elementwise import exp, log
+from .reduction import sum
+from .shape import reshape, squeeze
 
 
 def _shift(x: Tensor, axis: int | tuple[int, ...] | None) -> Tensor:
@@ -27,17 +30,32 @@ def _shift(x: Tensor, axis: int | tuple[int, ...] | None) -> Tensor:
 def logsumexp(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:
     """log(sum(exp(x))) over ``axis``, without overflow. Gradient: softmax(x)."""
     x = convert_to_tensor(x)
-    m = _shift(x, axis)
-    out = F.log(F.sum(F.exp(x - m), axis=axis, keepdims=True)) + m
-    return out if keepdims else F.squeeze(out, axis=axis) if axis is not None else F.reshape(out, ())
+    m = _shift(x, axis=axis)  # logsumexp(x) = m + log(sum(exp(x - m))) for any constant m
+    out = log(sum(exp(x - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else squeeze(out, axis=axis) if axis is not None else reshape(out, ())
 
 
 def log_softmax(x: Any, axis: int = -1) -> Tensor:
-    """x - logsumexp(x) along ``axis``: log-probabilities, stable for large logits."""
+    """x - logsumexp(x) along ``axis``: log-probabilities, exact in float32 for large logits.
+
+    Computed as ``z - log(sum(exp(z)))`` with ``z = x - max(x)``: subtracting the max first keeps
+    large logits from rounding (``x - logsumexp(x)`` would lose digits at 1e3).
+
+    >>> log_softmax([1000.0, 1000.0]).numpy()
+    array([-0.6931472, -0.6931472], dtype=float32)
+    """
     x = convert_to_tensor(x)
-    return x - logsumexp(x, axis=axis, keepdims=True)
+    z = x - _shift(x, axis=axis)
+    return z - log(sum(exp(z), axis=axis, keepdims=True))
 
 
 def softmax(x: Any, axis: int = -1) -> Tensor:
-    """exp(x) / sum(exp(x)) along ``axis``: probabilities that sum to 1, stable for large logits."""
-    return F.exp(log_softmax(x, axis=axis))
+    """exp(x) / sum(exp(x)) along ``axis``: probabilities that sum to 1, exact in float32 for large
+    logits (the max is subtracted first, so exp never overflows).
+
+    >>> softmax([1000.0, 1000.0]).numpy()
+    array([0.5, 0.5], dtype=float32)
+    """
+    x = convert_to_tensor(x)
+    e = exp(x - _shift(x, axis=axis))
+    return e / sum(e, axis=axis, keepdims=True)

@@ -1,0 +1,245 @@
+"""The backward walk: the one place that turns a tape's records into gradients.
+
+Start from the targets with gradient ``g = 1`` (or the given output gradients). Visit the records
+last to first; for each record on a path from a source to a target, the gradient of its output is
+complete by then (it is the ``upstream``); each input receives ``vjp(upstream)`` (its
+``contribution``), summed back to the input's shape where the op broadcast. A tensor's gradient is
+the sum of the contributions it receives. `GradientTape.gradient` runs this walk; `backward_steps`
+lets you watch it, one `BackwardStep` per visited record.
+
+>>> import engine as eg
+>>> x = eg.constant(3.0)
+>>> with eg.GradientTape(persistent=True) as tape:
+...     tape.watch(x)
+...     y = x * x + x
+>>> for step in eg.backward_steps(tape, y, x):
+...     print(step.record.op, [float(c) for c in step.contributions if c is not None])
+add [1.0, 1.0]
+multiply [3.0, 3.0]
+>>> float(tape.gradient(y, x))          # x receives 1 (from +), 3 and 3 (from ×)
+7.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from . import nest, tracing
+from . import recording as _rec
+from .creation import ones_like
+from .primitive import REGISTRY, unbroadcast
+from .record import Record
+from .tensor import Tensor, convert_to_tensor
+
+__all__ = ["BackwardStep", "backward_steps"]
+
+
+class BackwardStep:
+    """One record visited by the backward walk.
+
+    - ``record``: the tape's `Record` (``.op``, ``.primitive``, ``.inputs``, ``.outputs``);
+    - ``upstream``: the gradient arriving at each output (a tuple, one per output), complete;
+    - ``contributions``: what this op adds to each input's gradient (a tuple, one per input; None
+      where an input needs none: it leads to no source, or the op passes it no gradient).
+
+    >>> import engine as eg
+    >>> a, b = eg.constant(2.0), eg.constant(5.0)
+    >>> with eg.GradientTape() as tape:
+    ...     tape.watch([a, b])
+    ...     y = a * b
+    >>> step = next(eg.backward_steps(tape, y, [a, b]))
+    >>> step.record.primitive.rule, [float(c) for c in step.contributions]
+    ('∂a = g·b, ∂b = g·a', [5.0, 2.0])
+    """
+
+    __slots__ = ("record", "upstream", "contributions")
+
+    def __init__(self, record: Record, upstream: tuple[Tensor, ...],
+                 contributions: tuple[Tensor | None, ...]):
+        self.record = record
+        self.upstream = upstream
+        self.contributions = contributions
+
+    def __repr__(self) -> str:
+        got = ", ".join("-" if c is None else str(c.shape) for c in self.contributions)
+        return f"<BackwardStep {self.record.op}: upstream {self.upstream[0].shape} -> ({got})>"
+
+
+def backward_steps(tape: Any, target: Any, sources: Any,
+                   output_gradients: Any = None) -> Iterator[BackwardStep]:
+    """Walk backwards from ``target`` to ``sources`` over what ``tape`` recorded, one step per visited op.
+
+    ``tape``: a `GradientTape` (not consumed: a non-persistent tape may still answer `gradient`
+    afterwards), or a list of `Record`s in execution order (e.g. several tapes' records merged).
+    ``target``: a tensor or a list of them (their sum); ``sources``: a tensor or a nested structure.
+    The steps come in visit order; the gradient of a source is the sum of the contributions it gets.
+
+    >>> import engine as eg
+    >>> w = eg.Variable([1.0, 2.0])
+    >>> with eg.GradientTape() as tape:
+    ...     loss = eg.sum(w * 3.0)
+    >>> [s.record.op for s in eg.backward_steps(tape, loss, w)]
+    ['sum', 'multiply', 'read_variable']
+    """
+    if isinstance(tape, list | tuple):
+        records = list(tape)
+        watched = None
+    else:
+        if getattr(tape, "_used", False):
+            raise RuntimeError("backward_steps: this non-persistent tape has answered its gradient call "
+                               "and freed its records. Use eg.GradientTape(persistent=True).")
+        records = list(tape._records)
+        watched = tape._watched
+    flat_sources = check_sources(nest.flatten(sources), "backward_steps")
+    ids = [s._uid for s in flat_sources if watched is None or s._uid in watched]
+    seeds = seed_gradients(nest.flatten(target), output_gradients)
+    return walk(records, seeds, ids, {}, observe=True)
+
+
+def seed_gradients(targets: list[Any], output_gradients: Any) -> list[tuple[Tensor, Tensor]]:
+    """(target, its upstream gradient) pairs: ones, or the given ``output_gradients`` (checked).
+
+    >>> import engine as eg
+    >>> [float(g) for _, g in seed_gradients([eg.constant(2.0)], None)]
+    [1.0]
+    """
+    for t in targets:
+        if not isinstance(t, Tensor):
+            raise ValueError(f"GradientTape.gradient: the target must be a Tensor, got {type(t).__name__}.")
+    if output_gradients is None:
+        return [(t, ones_like(t)) for t in targets]
+    given = nest.flatten(output_gradients)
+    if len(given) != len(targets):
+        raise ValueError(f"output_gradients has {len(given)} entries for {len(targets)} targets.")
+    seeds = []
+    for t, g in zip(targets, given):
+        if g is None:
+            g = ones_like(t)
+        g = convert_to_tensor(g, dtype=t.dtype) if not isinstance(g, Tensor) else g
+        if g.shape != t.shape:
+            raise ValueError(
+                f"output_gradients: shape {g.shape} does not match its target's shape {t.shape}."
+            )
+        seeds.append((t, g))
+    return seeds
+
+
+def check_sources(sources: list[Any], where: str) -> list[Tensor]:
+    """``sources`` checked: each a Tensor or Variable, else a ValueError that says what to do.
+
+    >>> check_sources([3.0], "gradient")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: gradient: sources must be Tensors or Variables, got float. Convert with ...
+    """
+    for s in sources:
+        if not isinstance(s, Tensor):
+            raise ValueError(
+                f"{where}: sources must be Tensors or Variables, got {type(s).__name__}. "
+                "Convert with eg.constant and watch it inside the tape."
+            )
+    return sources
+
+
+def input_gradient(record: Record, index: int, g: Tensor) -> Tensor | None:
+    """What input ``index`` of ``record`` receives from upstream gradient ``g``: the primitive's VJP,
+    summed back to the input's shape where the op broadcast it.
+
+    >>> import engine as eg
+    >>> x = eg.constant([1.0, 2.0])
+    >>> with eg.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = x * 10.0
+    >>> input_gradient(tape.records[0], 1, eg.ones(2)).numpy()   # 10.0 was broadcast: summed back
+    array(3., dtype=float32)
+    """
+    x = record.inputs[index]
+    gi = record.prim.vjp(index, g, record.output, record.inputs, record.params)
+    if gi is None:
+        return None
+    data = gi._data
+    if data.shape != x._data.shape:
+        gi = unbroadcast(gi, x._data.shape)
+        data = gi._data
+    if data.dtype != x._data.dtype:
+        raise TypeError(
+            f"Internal error in the gradient of {record.op}: input {index} has dtype {x.dtype} but its "
+            f"gradient has dtype {gi.dtype}. Please report this."
+        )
+    return gi
+
+
+def walk(records: Sequence[Record], seeds: list[tuple[Tensor, Tensor]], source_ids: list[int],
+         grads: dict[int, Tensor], observe: bool) -> Iterator[BackwardStep]:
+    """The backward walk over ``records`` (execution order), iterative; fills ``grads`` (tensor id →
+    gradient) for the sources. Yields a `BackwardStep` per visited record when ``observe``; without
+    it, it yields nothing and costs nothing extra (`GradientTape.gradient` runs it that way).
+
+    >>> import engine as eg
+    >>> x = eg.constant(2.0)
+    >>> with eg.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = x * x
+    >>> grads = {}
+    >>> list(walk(tape.records, [(y, eg.constant(1.0))], [x.id], grads, observe=False))
+    []
+    >>> float(grads[x.id])
+    4.0
+    """
+    add = REGISTRY["add"]
+    # 1. Which tensors depend on a source? (a forward sweep; everything else needs no gradient)
+    depends = set(source_ids)
+    for r in records:
+        for t in r.inputs:
+            if t._uid in depends:
+                depends.add(r.output._uid)
+                break
+
+    # 2. Seed the targets, then walk the records backwards, accumulating input gradients.
+    for target, seed in seeds:
+        uid = target._uid
+        grads[uid] = add(grads[uid], seed) if uid in grads else seed
+    keep = set(source_ids)
+    # While no tape records, sums of gradients need not be differentiable: add the arrays directly.
+    # (While eg.function traces, every sum must be an op, so that the graph has it.)
+    tracer = tracing.TRACER
+    recording = tracer is not None or _rec.is_recording()
+    for r in reversed(records):
+        out_id = r.output._uid
+        if out_id not in depends:
+            continue
+        g = grads.get(out_id) if out_id in keep else grads.pop(out_id, None)
+        if g is None:
+            continue
+        if tracer is None:
+            given = _contribute(r, g, grads, depends, recording, observe)
+        else:  # graph mode: this step's ops are named gradients/<op>_grad/...
+            with tracer.grad_scope(r.output):
+                given = _contribute(r, g, grads, depends, recording, observe)
+        if observe:
+            yield BackwardStep(r, (g,), given)
+
+
+def _contribute(r: Record, g: Tensor, grads: dict[int, Tensor], depends: set[int], recording: bool,
+                observe: bool) -> tuple[Tensor | None, ...] | None:
+    """One step: each input of ``r`` (that leads to a source) receives its contribution, added to its
+    gradient. Returns the contributions, one per input, when ``observe``."""
+    given = [] if observe else None
+    for i, x in enumerate(r.inputs):
+        if x._uid not in depends:
+            if observe:
+                given.append(None)
+            continue
+        gi = input_gradient(r, i, g)
+        if observe:
+            given.append(gi)
+        if gi is None:
+            continue
+        prev = grads.get(x._uid)
+        if prev is None:
+            grads[x._uid] = gi
+        elif recording or prev._device.kind == "gpu":  # (GPUs: let `add` make the device current)
+            grads[x._uid] = REGISTRY["add"](prev, gi)
+        else:
+            grads[x._uid] = Tensor._make(prev._data + gi._data, prev._device)
+    return tuple(given) if observe else None
