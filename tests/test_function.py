@@ -344,7 +344,7 @@ def test_fetching_only_reads_runs_no_update():
 def test_one_run_computes_each_needed_node_once(scratch):
     calls = []
     counted = scratch("counted_square", lambda xp, a: calls.append(1) or a * a,
-                        vjps=[lambda g, y, a: g * 2 * a])
+                        vjps=[lambda g, y, a: g * 2 * a], inputs=("a",), rule="∂a = g·2a")
 
     @eg.function
     def f(x, w):
@@ -410,7 +410,7 @@ class _Tracked(np.ndarray):
 def test_replay_frees_each_intermediate_after_its_last_use(scratch):
     alive = []
     track = scratch("tracked_add_one", lambda xp, a: _watch(alive, (a + 1).view(_Tracked)),
-                      vjps=[lambda g, y, a: g])
+                      vjps=[lambda g, y, a: g], inputs=("a",), rule="∂a = g")
 
     @eg.function
     def chain(x):
