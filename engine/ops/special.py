@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..primitive import Primitive
 from ..tensor import Tensor, convert_to_tensor
 from .elementwise import exp, log
 from .reduction import sum
