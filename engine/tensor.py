@@ -196,13 +196,13 @@ class Tensor:
             yield self[i]
 
     def __bool__(self) -> bool:
+        if tracing.TRACER is not None:
+            tracing.TRACER.check_value(self, "bool()")
         if self.size != 1:
             raise ValueError(
                 f"The truth value of a tensor with {self.size} elements is ambiguous; "
                 "use eg.reduce_any-style reductions: bool(eg.max(t)) or compare a scalar."
             )
-        if tracing.TRACER is not None:
-            tracing.TRACER.check_value(self, "bool")
         return bool(self.item())
 
     def __float__(self) -> float:

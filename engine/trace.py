@@ -228,7 +228,7 @@ class Tracer:
         if node is not None and node.kind == "const":
             return
         label = f"the Variable {t.name!r}" if t._is_variable else f"the tensor {node.name + ':0'!r}"
-        if what == "bool":
+        if what == "bool()":
             todo = ("A Python if/while on a tensor would freeze one branch into the graph: choose "
                     "values inside the graph with eg.where(condition, a, b), or pass the condition as a "
                     "Python value argument (each new value traces again).")

@@ -23,9 +23,10 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["TRACER", "name_scope", "TracingError"]
+__all__ = ["TRACER", "name_scope", "init_scope", "creating_tracer", "TracingError"]
 
 TRACER: Any = None  # the active `engine.trace.Tracer`, or None (the usual case)
+_PAUSED: list[Any] = []  # tracers paused by `init_scope`, innermost last
 
 
 class TracingError(RuntimeError):
@@ -45,3 +46,25 @@ def name_scope(name: str) -> Iterator[str | None]:
         return
     with tracer.scope(name) as full:
         yield full
+
+
+@contextlib.contextmanager
+def init_scope() -> Iterator[None]:
+    """Run the block outside the graph being traced (TensorFlow's ``tf.init_scope``): a layer computes
+    its initial weights here once, and they are not ops of the step's graph."""
+    global TRACER
+    tracer = TRACER
+    if tracer is None:
+        yield
+        return
+    _PAUSED.append(tracer)
+    TRACER = None
+    try:
+        yield
+    finally:
+        TRACER = _PAUSED.pop()
+
+
+def creating_tracer() -> Any:
+    """The tracer a new Variable belongs to: the active one, or one paused by `init_scope`."""
+    return TRACER if TRACER is not None else (_PAUSED[-1] if _PAUSED else None)

@@ -45,8 +45,9 @@ class Variable(Tensor):
 
     def __init__(self, initial_value: Any, name: str | None = None, trainable: bool = True,
                  dtype: Any = None):
-        if tracing.TRACER is not None:
-            tracing.TRACER.on_new_variable(name)
+        tracer = tracing.creating_tracer()
+        if tracer is not None:
+            tracer.on_new_variable(name)
         if callable(initial_value):
             initial_value = initial_value()
         value = convert_to_tensor(initial_value, dtype=dtype)

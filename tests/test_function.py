@@ -491,3 +491,16 @@ def test_name_scope():
     assert "block/Add" in names and "block_1/Add" in names
     with eg.name_scope("ignored") as scope:  # outside tracing: nothing to name
         assert scope is None
+
+
+def test_layer_weights_are_initialised_outside_the_graph():
+    eg.layers.reset_names()
+    layer = eg.layers.Dense(3)  # not built yet: its first call is inside the trace
+    f = eg.function(lambda x: layer(x))
+    f(eg.ones((2, 4)))
+    graph = f.get_graph(eg.ones((2, 4)))
+    assert [n.op for n in graph.nodes] == ["Placeholder", "ReadVariable", "MatMul", "ReadVariable", "Add"]
+    with pytest.raises(ValueError, match="on a later trace"):
+        g = eg.function(lambda x: eg.layers.Dense(2)(x))
+        g(eg.ones((1, 2)))
+        g(eg.ones((2, 2)))  # a new shape traces again, and builds a new layer's Variables

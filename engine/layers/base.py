@@ -96,7 +96,7 @@ class Layer:
         x = x if isinstance(x, Tensor) else convert_to_tensor(x)
         if not self.built:
             self.dtype = x.dtype if is_floating(x.dtype) else np.dtype("float32")
-            with backend.device(x.device):
+            with backend.device(x.device), tracing.init_scope():  # initial weights: not ops of a graph
                 self.build(x.shape)
             self.built = True
         if tracing.TRACER is None:
