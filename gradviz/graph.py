@@ -53,8 +53,15 @@ def graph(
     ``collapse``: None collapses graphs over 150 nodes by layer / scope; True or False forces it.
     ``theme``: "auto" (follow JupyterLab), "light" or "dark".
     ``edge_magnitude``: draw each edge as wide as the gradient flowing along it (log scale).
+
+    ``target`` may also be an ``eg.Graph`` (what ``eg.function`` traced): see `gradviz.traced`.
     """
-    from engine import GradientTape  # noqa: PLC0415
+    from engine import GradientTape, Graph  # noqa: PLC0415
+
+    if isinstance(target, Graph):
+        from .traced import traced_graph  # noqa: PLC0415
+
+        return traced_graph(target, collapse=collapse, theme=theme, rankdir=rankdir)  # type: ignore[return-value]
 
     if isinstance(target, GradientTape | list) and tape is None and _all_tapes(target):
         target, tape = None, target
