@@ -151,7 +151,7 @@ class _Concrete:
         self.structure = nest.pack_like(result, [None] * len(flat))
         devs = {n.device for n in inputs} or {n.device for n in fetch}
         dev = backend.get_device(devs.pop()) if len(devs) == 1 else backend.CPU
-        self.activate = dev.activate if dev.kind == "gpu" and dev.index else None
+        self.activate = dev.activate if dev.kind == "gpu" else None  # CuPy runs on its current device
 
     def call(self, leaves: list[Any]) -> Any:
         arrays = [t._data if isinstance(t, Tensor) else t for t in leaves]

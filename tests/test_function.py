@@ -13,10 +13,6 @@ from engine.primitive import REGISTRY, Primitive
 from engine.replay import Plan
 from tests.helpers import DEVICES
 
-# gpu:1 joins once eager optimizer updates activate the variable's device (issue 12's placement work):
-# tracing runs the step eagerly once.
-TRAIN_DEVICES = [d for d in DEVICES if d != "gpu:1"]
-
 
 @pytest.fixture
 def scratch():
@@ -228,7 +224,7 @@ def test_get_graph_does_not_take_a_training_step():
     assert opt.iterations == 1 and f.trace_count == 1
 
 
-@pytest.mark.parametrize("device", TRAIN_DEVICES)
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("optimizer", ["Adam", "Momentum", "SGD"])
 def test_training_traced_equals_eager(optimizer, device):
     with eg.device(device):
@@ -387,7 +383,7 @@ def test_feeding_an_intermediate_skips_what_is_upstream():
     assert graph.op_count(graph.outputs, {"Mul": 10.0}) == 1
 
 
-@pytest.mark.parametrize("device", [d for d in TRAIN_DEVICES if d != "cpu:0"])
+@pytest.mark.parametrize("device", [d for d in DEVICES if d != "cpu:0"])
 def test_replay_runs_on_the_inputs_device_without_host_transfers(device, transfers):
     with eg.device(device):
         model, opt, step = _mlp_step(dropout=0.5)
@@ -397,7 +393,7 @@ def test_replay_runs_on_the_inputs_device_without_host_transfers(device, transfe
     with transfers() as count:
         for batch in batches[1:]:
             loss, grads = traced(*batch, training=True)
-    assert count.to_host == 0, count
+    assert count.to_host == 0 and count.to_device == 0, count
     assert loss.device == device and all(v.device == device for v in model.variables + opt.variables())
 
 
