@@ -1,0 +1,228 @@
+"""Kernel-free widgets: everything the controls explore, computed once in Python, switched in the browser.
+
+A `Frames` holds controls (each one a list of positions: a slider's grid, a dropdown's options, a
+checkbox's off/on) and layers. A layer's content depends on some of the controls and is stored for
+every combination of their positions, so the front end (``frames_view.js``) only looks frames up:
+a control answers with no kernel round trip, in the live lab and in an exported static page alike.
+Layers are "svg" (a fragment drawn into ``<g data-gv-layer="NAME">`` of the picture), "trace" (a
+polyline in the picture's coordinates, revealed up to a slider's position) or "html" (the panel).
+
+>>> f = Frames("demo", title="Clip a gradient")
+>>> f.slider("threshold", ["0.5", "1", "2"], index=1)
+>>> f.checkbox("show", True, label="show the clipped vector")
+>>> f.layer("panel", "html", ["threshold", "show"], lambda t, s: f"<p>{t} {s}</p>")
+>>> f.lookup("panel", threshold=2, show=0)
+'<p>2 0</p>'
+>>> sorted(f.state()["index"].items())
+[('show', 1), ('threshold', 1)]
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Frames", "frames_widget_class", "svg_with_layers", "themed_svg", "svg_points", "CSS_VARS"]
+
+_KINDS = ("slider", "dropdown", "checkbox")
+_LAYER_TYPES = ("svg", "html", "trace")
+MAX_FRAMES = 20_000  # per layer: a grid this size is a mistake, not a widget
+
+
+class Frames:
+    """Controls, their positions, and layers computed for every combination the layer depends on."""
+
+    def __init__(self, kind: str, title: str = "", picture: str = "", note: str = "") -> None:
+        self.kind = kind
+        self.title = title
+        self.picture = picture
+        self.note = note
+        self.controls: list[dict[str, Any]] = []
+        self.index: dict[str, int] = {}
+        self.layers: list[dict[str, Any]] = []
+
+    # ---- controls -----------------------------------------------------------------------------
+    def _add(self, spec: dict[str, Any], index: int) -> None:
+        name = spec["name"]
+        if name in self.index:
+            raise ValueError(f"Frames({self.kind!r}): a control named {name!r} exists already.")
+        n = len(spec["labels"])
+        if n == 0:
+            raise ValueError(f"Frames({self.kind!r}): control {name!r} has no positions.")
+        if not 0 <= index < n:
+            raise ValueError(f"Frames({self.kind!r}): control {name!r} starts at {index}, not in 0..{n - 1}.")
+        self.controls.append(spec)
+        self.index[name] = int(index)
+
+    def slider(
+        self, name: str, labels: Sequence[str], index: int = 0, label: str | None = None,
+        play: bool = False, note: str = "",
+    ) -> None:
+        """A slider over positions 0..len(labels)-1 (``labels``: what each position shows; ``note``: the
+        grid it uses, as a tooltip); ``play`` adds ‹ › and ▶ buttons."""
+        spec = {"name": name, "kind": "slider", "label": label if label is not None else name,
+                "labels": [str(x) for x in labels], "play": bool(play), "note": note}
+        self._add(spec, index)
+
+    def dropdown(self, name: str, options: Sequence[str], index: int = 0, label: str | None = None) -> None:
+        """A dropdown with ``options`` (position k is option k)."""
+        spec = {"name": name, "kind": "dropdown", "label": label if label is not None else name,
+                "labels": [str(x) for x in options]}
+        self._add(spec, index)
+
+    def checkbox(self, name: str, value: bool, label: str | None = None) -> None:
+        """A checkbox: position 0 is off, 1 is on."""
+        spec = {"name": name, "kind": "checkbox", "label": label if label is not None else name,
+                "labels": ["off", "on"]}
+        self._add(spec, int(bool(value)))
+
+    def positions(self, name: str) -> int:
+        """How many positions control ``name`` has."""
+        for c in self.controls:
+            if c["name"] == name:
+                return len(c["labels"])
+        raise KeyError(f"Frames({self.kind!r}): no control {name!r}; there are {list(self.index)}.")
+
+    # ---- layers -------------------------------------------------------------------------------
+    def layer(
+        self, name: str, type: str, deps: Sequence[str], content: Callable[..., Any],
+        reveal: str | None = None,
+    ) -> None:
+        """Compute layer ``name`` for every combination of the positions of ``deps``:
+        ``content(*positions)`` gives an SVG fragment ("svg"), HTML ("html") or
+        ``{"points": [[x, y], ...], "color": ..., "width": ...}`` ("trace"; None draws nothing).
+        A trace shows its first ``position of reveal + 1`` points."""
+        if type not in _LAYER_TYPES:
+            raise ValueError(f"Frames.layer({name!r}): type must be one of {_LAYER_TYPES}, got {type!r}.")
+        if reveal is not None and reveal not in self.index:
+            raise ValueError(f"Frames.layer({name!r}): reveal={reveal!r} is not a control.")
+        deps = list(deps)
+        sizes = [self.positions(d) for d in deps]
+        count = 1
+        for s in sizes:
+            count *= s
+        if count > MAX_FRAMES:
+            raise ValueError(
+                f"Frames.layer({name!r}): {count:,} combinations of {deps} (over {MAX_FRAMES:,}); use a "
+                "coarser grid, or split the layer so each depends on fewer controls."
+            )
+        frames: dict[str, Any] = {}
+        for combo in itertools.product(*(range(s) for s in sizes)):
+            value = content(*combo)
+            if value is None or value == "":
+                continue
+            frames[",".join(map(str, combo))] = value
+        self.layers.append({"name": name, "type": type, "deps": deps, "frames": frames, "reveal": reveal})
+
+    def lookup(self, layer: str, **positions: int) -> Any:
+        """What ``layer`` shows with the controls at ``positions`` (the others where they are now)."""
+        chosen = {**self.index, **positions}
+        for spec in self.layers:
+            if spec["name"] == layer:
+                return spec["frames"].get(",".join(str(chosen[d]) for d in spec["deps"]), "")
+        raise KeyError(f"Frames({self.kind!r}): no layer {layer!r}.")
+
+    # ---- what the browser gets ------------------------------------------------------------------
+    def state(self) -> dict[str, Any]:
+        """The widget's traits."""
+        return {
+            "kind": self.kind, "title": self.title, "note": self.note, "picture": self.picture,
+            "controls": self.controls, "index": dict(self.index), "layers": self.layers,
+        }
+
+    def size_bytes(self) -> int:
+        """The size of the state as JSON (what a notebook output and an exported page carry)."""
+        return len(json.dumps(self.state(), separators=(",", ":")).encode())
+
+    def widget(self) -> Any:
+        """The anywidget that shows these frames."""
+        return frames_widget_class()(**self.state())
+
+
+_WIDGET: Any = None
+
+
+def frames_widget_class() -> type:
+    """The anywidget class of `Frames` (see frames_view.js); ``index`` syncs back to Python."""
+    global _WIDGET
+    if _WIDGET is None:
+        import anywidget  # noqa: PLC0415
+        import traitlets  # noqa: PLC0415
+
+        class FramesWidget(anywidget.AnyWidget):
+            _esm = Path(__file__).with_name("frames_view.js")
+            kind = traitlets.Unicode("").tag(sync=True)
+            title = traitlets.Unicode("").tag(sync=True)
+            note = traitlets.Unicode("").tag(sync=True)
+            picture = traitlets.Unicode("").tag(sync=True)
+            controls = traitlets.List([]).tag(sync=True)
+            index = traitlets.Dict({}).tag(sync=True)
+            layers = traitlets.List([]).tag(sync=True)
+
+        _WIDGET = FramesWidget
+    return _WIDGET
+
+
+# ---- pictures: matplotlib SVG with layer slots, in the theme's colours ------------------------------
+
+#: light-palette colour → the JupyterLab CSS variable that replaces it (the colour stays as fallback)
+CSS_VARS = {
+    "background": "--jp-layout-color0",
+    "panel": "--jp-layout-color0",
+    "text": "--jp-ui-font-color1",
+    "muted": "--jp-ui-font-color2",
+    "grid": "--jp-border-color3",
+    "spine": "--jp-border-color1",
+}
+
+
+def themed_svg(svg: str, colors: dict[str, Any]) -> str:
+    """``svg`` with each of ``colors``' theme colours (background, text, grid...) in its style
+    attributes replaced by JupyterLab's CSS variable, so the picture follows the light / dark theme."""
+    swap = {}
+    for role, var in CSS_VARS.items():
+        value = colors.get(role)
+        if isinstance(value, str) and value.startswith("#"):
+            swap.setdefault(value.lower(), f"var({var}, {value.lower()})")
+    if not swap:
+        return svg
+    pattern = re.compile(r"(fill|stroke):\s*(#[0-9a-fA-F]{6})\b")
+    return pattern.sub(lambda m: f"{m.group(1)}: {swap.get(m.group(2).lower(), m.group(2))}", svg)
+
+
+def svg_with_layers(svg: str, names: Sequence[str]) -> str:
+    """``svg`` (one ``<svg>`` document) with an empty ``<g data-gv-layer="NAME">`` per name at its end,
+    drawn above everything, in the document's own coordinates."""
+    start = svg.find("<svg")
+    svg = svg[start:] if start >= 0 else svg
+    end = svg.rfind("</svg>")
+    if end < 0:
+        raise ValueError("svg_with_layers: not an SVG document (no </svg>).")
+    slots = "".join(f'<g data-gv-layer="{_slot(n)}"></g>' for n in names)
+    return svg[:end] + slots + svg[end:]
+
+
+def _slot(name: str) -> str:
+    if not re.fullmatch(r"[\w:.-]+", name):
+        raise ValueError(f"svg_with_layers: layer names are letters, digits and _ : . - only, got {name!r}.")
+    return name
+
+
+def svg_points(ax: Any, xs: Sequence[float], ys: Sequence[float], digits: int = 1) -> list[list[float]]:
+    """Data coordinates of ``ax`` → the coordinates of the figure's SVG (points, y down), as
+    `gradviz._plot.svg_text` saves it (the whole figure, no cropping). Draw the figure first."""
+    import numpy as np  # noqa: PLC0415
+
+    fig = ax.figure
+    pixels = ax.transData.transform(np.column_stack([np.asarray(xs, float), np.asarray(ys, float)]))
+    scale = 72.0 / fig.dpi
+    height = fig.get_figheight() * 72.0
+    out = []
+    for x, y in pixels:
+        if np.isfinite(x) and np.isfinite(y):
+            out.append([round(float(x * scale), digits), round(float(height - y * scale), digits)])
+    return out

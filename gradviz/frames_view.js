@@ -1,0 +1,205 @@
+// gradviz's kernel-free front end: controls that switch between frames computed in Python.
+// A plain ES module for anywidget (no build step). The model holds everything the controls explore:
+//   controls: [{name, kind: "slider"|"dropdown"|"checkbox", label, labels, play, note}]
+//   index:    {control name: the chosen position} (synced back to Python when a kernel is there)
+//   picture:  an SVG (or HTML) whose <g data-gv-layer="NAME"> groups the layers fill
+//   layers:   [{name, type: "svg"|"html"|"trace", deps: [control names], frames: {key: content},
+//               reveal: control name (trace: how many points to show)}]
+// A layer's key is its deps' positions joined by ",". Every user string was escaped in Python.
+// Moving a control only looks up frames: it works in a live lab with no kernel round trip, and in an
+// exported static page.
+
+const STYLE = `
+.gvf-root { font-family: var(--jp-ui-font-family, sans-serif); font-size: 13px;
+  color: var(--jp-ui-font-color1, #1f2328); }
+.gvf-title { font-weight: 600; margin: 2px 0 6px; }
+.gvf-controls { display: flex; flex-wrap: wrap; gap: 6px 16px; align-items: center; margin-bottom: 6px; }
+.gvf-control { display: inline-flex; gap: 6px; align-items: center; }
+.gvf-control input[type=range] { width: 180px; }
+.gvf-value { min-width: 4em; font-variant-numeric: tabular-nums; color: var(--jp-ui-font-color2, #57606a); }
+.gvf-control select, .gvf-control button { font: inherit; color: inherit;
+  background: var(--jp-layout-color1, #fff); border: 1px solid var(--jp-border-color1, #bbb);
+  border-radius: 3px; padding: 1px 6px; }
+.gvf-picture svg { max-width: 100%; height: auto; display: block; }
+.gvf-panel { margin-top: 4px; }
+.gvf-panel table { border-collapse: collapse; }
+.gvf-panel td, .gvf-panel th { padding: 1px 8px 1px 0; text-align: left; vertical-align: top; }
+.gvf-note { font-size: 11px; color: var(--jp-ui-font-color2, #57606a); }
+`;
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+function layerKey(layer, index) {
+  return (layer.deps || []).map((name) => index[name] ?? 0).join(",");
+}
+
+function drawTrace(group, trace, shown) {
+  group.replaceChildren();
+  if (!trace || !trace.points || trace.points.length === 0) return;
+  const pts = trace.points.slice(0, Math.max(1, shown));
+  const line = document.createElementNS(SVG_NS, "polyline");
+  line.setAttribute("points", pts.map((p) => `${p[0]},${p[1]}`).join(" "));
+  line.setAttribute("fill", "none");
+  line.setAttribute("stroke", trace.color || "currentColor");
+  line.setAttribute("stroke-width", trace.width || 1.8);
+  line.setAttribute("stroke-linejoin", "round");
+  group.append(line);
+  const last = pts[pts.length - 1];
+  const dot = document.createElementNS(SVG_NS, "circle");
+  dot.setAttribute("cx", last[0]);
+  dot.setAttribute("cy", last[1]);
+  dot.setAttribute("r", trace.radius || 3.5);
+  dot.setAttribute("fill", trace.color || "currentColor");
+  group.append(dot);
+}
+
+function makeControl(spec, get, set) {
+  const box = document.createElement("label");
+  box.className = "gvf-control";
+  box.dataset.gvControl = spec.name;
+  const caption = document.createElement("span");
+  caption.textContent = spec.label ?? spec.name;
+  const labels = spec.labels || [];
+  let input;
+  let value = null;
+  let refresh;
+  if (spec.kind === "dropdown") {
+    input = document.createElement("select");
+    labels.forEach((text, k) => {
+      const option = document.createElement("option");
+      option.value = String(k);
+      option.textContent = text;
+      input.append(option);
+    });
+    input.addEventListener("change", () => set(Number(input.value)));
+    refresh = () => { input.value = String(get()); };
+    box.append(caption, input);
+  } else if (spec.kind === "checkbox") {
+    input = document.createElement("input");
+    input.type = "checkbox";
+    input.addEventListener("change", () => set(input.checked ? 1 : 0));
+    refresh = () => { input.checked = get() === 1; };
+    box.append(input, caption);
+  } else {
+    input = document.createElement("input");
+    input.type = "range";
+    input.min = "0";
+    input.max = String(Math.max(0, labels.length - 1));
+    input.step = "1";
+    value = document.createElement("span");
+    value.className = "gvf-value";
+    input.addEventListener("input", () => set(Number(input.value)));
+    refresh = () => {
+      input.value = String(get());
+      value.textContent = labels[get()] ?? String(get());
+    };
+    box.append(caption, input, value);
+    if (spec.play) {
+      const play = document.createElement("button");
+      play.type = "button";
+      play.dataset.gvControl = `${spec.name}:play`;
+      play.textContent = "▶";
+      let timer = null;
+      const stop = () => { clearInterval(timer); timer = null; play.textContent = "▶"; };
+      play.addEventListener("click", (event) => {
+        event.preventDefault();
+        if (timer) return stop();
+        if (get() >= labels.length - 1) set(0);
+        play.textContent = "❚❚";
+        timer = setInterval(() => {
+          if (get() >= labels.length - 1) return stop();
+          set(get() + 1);
+        }, spec.interval_ms || 400);
+      });
+      for (const [text, step] of [["‹", -1], ["›", 1]]) {
+        const b = document.createElement("button");
+        b.type = "button";
+        b.dataset.gvControl = `${spec.name}:${step < 0 ? "prev" : "next"}`;
+        b.textContent = text;
+        b.addEventListener("click", (event) => {
+          event.preventDefault();
+          set(Math.min(labels.length - 1, Math.max(0, get() + step)));
+        });
+        box.append(b);
+      }
+      box.append(play);
+    }
+  }
+  input.dataset.gvInput = spec.name;
+  if (spec.note) box.title = spec.note;
+  return { box, refresh };
+}
+
+function render({ model, el }) {
+  const style = document.createElement("style");
+  style.textContent = STYLE;
+  const root = document.createElement("div");
+  root.className = "gvf-root gradviz";
+  root.dataset.gvWidget = model.get("kind") || "frames";
+  const title = document.createElement("div");
+  title.className = "gvf-title";
+  const bar = document.createElement("div");
+  bar.className = "gvf-controls";
+  const picture = document.createElement("div");
+  picture.className = "gvf-picture";
+  picture.dataset.gvOutput = "picture";
+  const panel = document.createElement("div");
+  panel.className = "gvf-panel";
+  panel.dataset.gvOutput = "panel";
+  const note = document.createElement("div");
+  note.className = "gvf-note";
+  root.append(title, bar, picture, panel, note);
+  el.append(style, root);
+
+  const index = () => model.get("index") || {};
+  const set = (name, k) => {
+    if (index()[name] === k) return;
+    model.set("index", { ...index(), [name]: k });
+    model.save_changes();
+    update();
+  };
+  let refreshers = [];
+
+  const build = () => {
+    title.textContent = model.get("title") || "";
+    title.style.display = title.textContent ? "" : "none";
+    note.textContent = model.get("note") || "";
+    bar.replaceChildren();
+    refreshers = [];
+    for (const spec of model.get("controls") || []) {
+      const c = makeControl(spec, () => index()[spec.name] ?? 0, (k) => set(spec.name, k));
+      bar.append(c.box);
+      refreshers.push(c.refresh);
+    }
+    picture.innerHTML = model.get("picture") || "";
+    update();
+  };
+
+  const update = () => {
+    const idx = index();
+    refreshers.forEach((r) => r());
+    const html = [];
+    for (const layer of model.get("layers") || []) {
+      const content = layer.frames?.[layerKey(layer, idx)];
+      if (layer.type === "html") {
+        html.push(content || "");
+        continue;
+      }
+      const group = picture.querySelector(`[data-gv-layer="${layer.name}"]`);
+      if (!group) continue;
+      if (layer.type === "trace") {
+        const shown = layer.reveal ? (idx[layer.reveal] ?? 0) + 1 : Infinity;
+        drawTrace(group, content, shown);
+      } else {
+        group.innerHTML = content || "";
+      }
+    }
+    panel.innerHTML = html.join("");
+  };
+
+  model.on("change:index", update);
+  for (const name of ["controls", "picture", "layers", "title", "note"]) model.on(`change:${name}`, build);
+  build();
+}
+
+export default { render };

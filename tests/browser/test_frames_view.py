@@ -1,0 +1,111 @@
+"""frames_view.js in Chromium with no kernel and no widget manager: every control changes the picture
+or the panel, from frames computed in Python (gradviz.frames), with no console error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gradviz._plot import new_figure, palette, style_axes, svg_text
+from gradviz.frames import Frames, svg_points, svg_with_layers, themed_svg
+
+pytestmark = pytest.mark.browser
+
+JS = Path(__file__).resolve().parents[2] / "gradviz" / "frames_view.js"
+
+# A fake anywidget model: get / set / on / save_changes over a plain object (what an exported page's
+# widget manager does locally, too: no kernel behind it).
+HARNESS = """async ([source, state]) => {
+  const listeners = {};
+  const model = {
+    get: (k) => state[k],
+    set: (k, v) => { state[k] = v; (listeners["change:" + k] || []).forEach((f) => f()); },
+    on: (name, f) => { (listeners[name] = listeners[name] || []).push(f); },
+    save_changes: () => { window.__saves = (window.__saves || 0) + 1; },
+  };
+  const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+  const mod = await import(url);
+  const el = document.createElement("div");
+  document.body.append(el);
+  mod.default.render({ model, el });
+  window.__model = model;
+}"""
+
+
+def descent_like() -> Frames:
+    """A 1-D loss with gradient-descent paths over a grid of learning rates, revealed step by step."""
+    colors = palette("light")
+    fig = new_figure((4.0, 2.6), theme="light")
+    ax = fig.add_subplot()
+    style_axes(ax, "light")
+    xs = np.linspace(-3, 3, 100)
+    ax.plot(xs, 0.5 * xs**2, color=colors["muted"])
+    fig.canvas.draw()
+    rates = [0.1, 0.5, 0.9, 1.5]
+    f = Frames("descent", title="descent on ½x²", note="learning rate: 4 values")
+    f.slider("learning_rate", [str(r) for r in rates], index=0, label="learning rate", note="grid: 4 values")
+    f.slider("step", [str(k) for k in range(11)], play=True)
+    f.checkbox("grid", True, label="show the minimum")
+
+    def path(k: int) -> dict:
+        x, xs_, ys_ = 2.5, [], []
+        for _ in range(11):
+            xs_.append(x)
+            ys_.append(0.5 * x * x)
+            x -= rates[k] * x
+        return {"points": svg_points(ax, xs_, ys_), "color": colors["series"][0]}
+
+    f.picture = themed_svg(svg_with_layers(svg_text(fig), ["path", "minimum"]), colors)
+    f.layer("path", "trace", ["learning_rate"], path, reveal="step")
+    (mx, my), = svg_points(ax, [0.0], [0.0])
+    f.layer("minimum", "svg", ["grid"], lambda on: f'<circle cx="{mx}" cy="{my}" r="5"/>' if on else "")
+    f.layer("panel", "html", ["learning_rate", "step"], lambda k, s: f"<p>lr {rates[k]}, step {s}</p>")
+    return f
+
+
+def visible(page) -> str:
+    return page.evaluate(
+        "() => { const r = document.querySelector('[data-gv-widget]');"
+        " return r.querySelector('[data-gv-output=picture]').innerHTML + '|' +"
+        " r.querySelector('[data-gv-output=panel]').innerHTML; }"
+    )
+
+
+def test_every_control_changes_the_output_without_a_kernel(page):
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_content("<!DOCTYPE html><html><body></body></html>")
+    frames = descent_like()
+    state = json.loads(json.dumps(frames.state()))
+    page.evaluate(HARNESS, [JS.read_text(encoding="utf-8"), state])
+    root = page.locator('[data-gv-widget="descent"]')
+    assert root.count() == 1
+    assert "var(--jp-layout-color0" in page.inner_html('[data-gv-output="picture"]')  # theme colours
+
+    before = visible(page)
+    page.locator('[data-gv-input="step"]').fill("6")  # a range input: fill sets its value
+    after_step = visible(page)
+    assert after_step != before and "step 6" in after_step
+    assert page.locator("[data-gv-layer=path] polyline").get_attribute("points").count(",") == 7
+
+    page.locator('[data-gv-input="learning_rate"]').fill("2")
+    assert visible(page) != after_step and "lr 0.9" in visible(page)
+
+    shown = visible(page)
+    page.locator('[data-gv-input="grid"]').uncheck()
+    assert visible(page) != shown and page.locator("[data-gv-layer=minimum] circle").count() == 0
+
+    shown = visible(page)
+    page.locator('[data-gv-control="step:prev"]').click()
+    assert "step 5" in visible(page) and visible(page) != shown
+    page.locator('[data-gv-control="step:next"]').click()
+    assert "step 6" in visible(page)
+    page.locator('[data-gv-control="step:play"]').click()
+    page.wait_for_function("() => window.__model.get('index').step === 10", timeout=10_000)
+    assert "step 10" in visible(page)
+    assert page.evaluate("() => window.__saves") >= 5  # every move is saved to the model
+    assert errors == []
