@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from . import backend
 from . import random as _random
 from .tensor import Tensor
 
@@ -74,7 +75,8 @@ def batches(x: Any, y: Any, batch_size: int, shuffle: bool = True, seed: int | N
     ``drop_remainder``), in a shuffled order when ``shuffle``.
 
     ``seed=None`` shuffles with eg.random's global sequence (reproducible after
-    ``eg.random.set_seed``). NumPy inputs give NumPy batches; tensors give tensors (on their device).
+    ``eg.random.set_seed``). NumPy inputs give NumPy batches; tensors give tensors (on their device:
+    the shuffled order goes to a GPU once per pass, not once per batch).
     """
     n = len(x)
     if len(y) != n:
@@ -83,12 +85,16 @@ def batches(x: Any, y: Any, batch_size: int, shuffle: bool = True, seed: int | N
         raise ValueError(f"batches: batch_size must be a positive int, got {batch_size!r}.")
     order = _random.generator(seed).permutation(n) if shuffle else np.arange(n)
     stop = n - n % batch_size if drop_remainder else n
+    on_device: dict[backend.Device, Tensor] = {}
+    for v in (x, y):
+        if isinstance(v, Tensor) and v._device.kind == "gpu" and v._device not in on_device:
+            on_device[v._device] = Tensor._make(backend.transfer(order, v._device), v._device)
     for start in range(0, stop, batch_size):
-        index = order[start:start + batch_size]
-        yield _take(x, index), _take(y, index)
+        yield tuple(_take(v, order, on_device, start, batch_size) for v in (x, y))
 
 
-def _take(values: Any, index: np.ndarray) -> Any:
+def _take(values: Any, order: np.ndarray, on_device: dict, start: int, size: int) -> Any:
     if isinstance(values, Tensor):
-        return values[index]
-    return np.asarray(values)[index]
+        where = on_device.get(values._device)
+        return values[order[start:start + size] if where is None else where[start:start + size]]
+    return np.asarray(values)[order[start:start + size]]

@@ -200,7 +200,9 @@ def weak_like(value: Any, ref: Tensor, op: str) -> Tensor:
     """
     target = ref._data.dtype
     if (type(value) is float or type(value) is int) and target.kind in "fc":  # `x * 2`: the common case
-        return Tensor._make(_place(np.array(value, dtype=target), ref._device), ref._device)
+        if ref._device.kind == "gpu":
+            return Tensor._make(_device_scalar(value, target, ref._device), ref._device)
+        return Tensor._make(np.array(value, dtype=target), ref._device)
     if backend.is_device_array(value):  # a raw CuPy array stays on its own GPU, with ref's dtype
         dev = backend.device_of_array(value)
         if value.dtype != target:
@@ -231,6 +233,21 @@ def _common_tensor(values: Sequence[Any]) -> Tensor:
                  if arrays[i].dtype.kind in "biufc" else -1)
     dev = backend.current_device()
     return Tensor._make(_place(arrays[widest], dev), dev)
+
+
+_SCALARS: dict[tuple, Any] = {}
+
+
+def _device_scalar(value: float | int, dtype: np.dtype, dev: backend.Device) -> Any:
+    """A 0-d device array for a Python number, uploaded once and then reused (an upload per ``x * 2``
+    would be a host-to-device copy per op). Safe because tensors never change their arrays in place."""
+    key = (type(value), repr(value), dtype.str, dev.index)  # repr: 0.0 and -0.0 are different keys
+    array = _SCALARS.get(key)
+    if array is None:
+        if len(_SCALARS) >= 1024:
+            _SCALARS.clear()
+        array = _SCALARS[key] = backend.transfer(np.array(value, dtype=dtype), dev)
+    return array
 
 
 def _place(array: Any, dev: backend.Device) -> Any:

@@ -130,3 +130,26 @@ def test_the_sparse_loss_with_device_labels_makes_no_round_trip(device, transfer
     with transfers() as count:
         eg.nn.sparse_softmax_cross_entropy(labels, logits)
     assert (count.to_host, count.to_device) == (0, 0), count
+
+
+@pytest.mark.parametrize("device", GPUS)
+def test_batches_of_device_tensors_upload_the_order_once_per_pass(device, transfers):
+    with eg.device(device):
+        x, y = eg.constant(np.arange(20.0).reshape(10, 2)), eg.constant(np.arange(10))
+    with transfers() as count:
+        got = list(eg.data.batches(x, y, batch_size=4, seed=0))
+    assert len(got) == 3 and (count.to_host, count.to_device) == (0, 1), count
+    order = np.random.default_rng(0).permutation(10)
+    np.testing.assert_array_equal(np.concatenate([yb.numpy() for _, yb in got]), order)
+
+
+@pytest.mark.parametrize("device", GPUS)
+def test_python_numbers_in_ops_are_uploaded_once(device, transfers):
+    with eg.device(device):
+        x = eg.constant([1.0, 2.0])
+    with transfers() as count:
+        for _ in range(5):
+            x = x * 0.123 + 0.456
+    assert count.to_device == 2, count  # each number once, then reused
+    zero, minus_zero = x * 0.0, x * -0.0  # 0.0 and -0.0 are different numbers
+    assert not np.signbit(zero.numpy()).any() and np.signbit(minus_zero.numpy()).all()
