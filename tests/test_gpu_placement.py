@@ -179,3 +179,13 @@ def test_accumulated_gradients_stay_on_the_variables_device(device):
     opt.apply_gradients([(g, w)])
     assert where(w) == device
     np.testing.assert_allclose(w.numpy(), [0.0, -1.0])
+
+
+@pytest.mark.skipif(len(GPUS) < 2, reason="needs two GPUs (the fake CuPy has two)")
+def test_a_traced_function_of_gpu0_tensors_replays_on_gpu0_inside_a_gpu1_scope():
+    f = eg.function(lambda a: eg.sum(eg.softmax(a) * a))
+    x = on("gpu:0", [1.0, 2.0])
+    with eg.device("gpu:1"):
+        first, second = f(x), f(x)  # the trace, then its replay
+    assert where(first) == where(second) == "gpu:0"
+    np.testing.assert_allclose(second.numpy(), first.numpy(), rtol=1e-12)

@@ -10,20 +10,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..primitive import Primitive
 from ..tensor import Tensor, convert_to_tensor
 from .elementwise import exp, log
 from .reduction import sum
 from .shape import reshape, squeeze
 
 
-def _shift(x: Tensor, axis: int | tuple[int, ...] | None) -> Tensor:
-    """max(x) over ``axis`` as a constant, with infinities replaced by 0: logsumexp(x) equals
+def _shift_forward(xp: Any, x: Any, axis: int | tuple[int, ...] | None) -> Any:
+    """max(x) over ``axis``, with infinities replaced by 0: logsumexp(x) equals
     m + log(sum(exp(x - m))) for any constant m, and this m keeps exp from overflowing."""
-    xp = x._device.xp
-    with x._device.activate():  # CuPy allocates on its current device: make it x's
-        m = xp.max(x._data, axis=axis, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
-        m = xp.where(xp.isfinite(m), m, 0).astype(x.dtype)
-    return Tensor._make(m, x._device)
+    m = xp.max(x, axis=axis, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
+    return xp.where(xp.isfinite(m), m, 0).astype(x.dtype)
+
+
+# An op without a gradient (a constant for tapes), so that a traced graph computes it from each
+# call's input instead of freezing the first call's value (and `apply` runs it on x's device).
+_shift = Primitive("logsumexp_shift", _shift_forward, vjps=None,
+                   doc="max(x) over axis (kept), infinities replaced by 0: the shift that keeps exp finite.")
 
 
 def logsumexp(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:
