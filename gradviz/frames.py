@@ -23,10 +23,14 @@ import itertools
 import json
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Frames", "frames_widget_class", "svg_with_layers", "themed_svg", "svg_points", "CSS_VARS"]
+__all__ = [
+    "Frames", "Control", "plot_frames", "frames_widget_class", "svg_with_layers", "themed_svg", "svg_points",
+    "artists_svg", "CSS_VARS",
+]
 
 _KINDS = ("slider", "dropdown", "checkbox")
 _LAYER_TYPES = ("svg", "html", "trace")
@@ -44,6 +48,7 @@ class Frames:
         self.controls: list[dict[str, Any]] = []
         self.index: dict[str, int] = {}
         self.layers: list[dict[str, Any]] = []
+        self.info: dict[str, str] = {}  # SVG element id → HTML shown when it is clicked
 
     # ---- controls -----------------------------------------------------------------------------
     def _add(self, spec: dict[str, Any], index: int) -> None:
@@ -131,7 +136,7 @@ class Frames:
         """The widget's traits."""
         return {
             "kind": self.kind, "title": self.title, "note": self.note, "picture": self.picture,
-            "controls": self.controls, "index": dict(self.index), "layers": self.layers,
+            "controls": self.controls, "index": dict(self.index), "layers": self.layers, "info": self.info,
         }
 
     def size_bytes(self) -> int:
@@ -162,6 +167,7 @@ def frames_widget_class() -> type:
             controls = traitlets.List([]).tag(sync=True)
             index = traitlets.Dict({}).tag(sync=True)
             layers = traitlets.List([]).tag(sync=True)
+            info = traitlets.Dict({}).tag(sync=True)
 
         _WIDGET = FramesWidget
     return _WIDGET
@@ -226,3 +232,108 @@ def svg_points(ax: Any, xs: Sequence[float], ys: Sequence[float], digits: int = 
         if np.isfinite(x) and np.isfinite(y):
             out.append([round(float(x * scale), digits), round(float(height - y * scale), digits)])
     return out
+
+
+def artists_svg(fig: Any, artists: Sequence[Any]) -> str:
+    """An SVG fragment of ``artists`` alone, in the coordinates of the figure's whole SVG (as
+    `gradviz._plot.svg_text` saves it): what a layer holds when a control moves only these artists.
+    Draw (or save) the figure first, so that its layout is settled."""
+    import io  # noqa: PLC0415
+
+    from matplotlib.backends.backend_svg import RendererSVG  # noqa: PLC0415
+
+    buffer = io.StringIO()
+    dpi = fig.dpi
+    width, height = fig.get_size_inches()
+    fig.dpi = 72  # what the SVG backend draws at (points)
+    try:
+        renderer = RendererSVG(width * 72, height * 72, buffer, image_dpi=dpi, metadata={"Date": None})
+        for artist in artists:
+            if artist.get_visible():
+                artist.draw(renderer)
+        renderer.finalize()
+    finally:
+        fig.dpi = dpi
+    text = buffer.getvalue()
+    start = text.index(">", text.index("<svg")) + 1
+    body = text[start : text.rindex("</svg>")]
+    body = re.sub(r"<metadata>.*?</metadata>", "", body, flags=re.S)
+    body = re.sub(r"<defs>\s*<style[^>]*>[^<]*</style>\s*</defs>", "", body)  # the base has it
+    return compact_svg(body).strip()
+
+
+_PATH_DATA = re.compile(r'\sd="([^"]*)"')
+_DECIMALS = re.compile(r"(-?\d+\.\d)\d+")
+
+
+def compact_svg(svg: str) -> str:
+    """``svg`` with path data at 0.1 pt (invisible at any zoom a page allows) and no indentation."""
+    svg = _PATH_DATA.sub(lambda m: ' d="' + " ".join(_DECIMALS.sub(r"\1", m.group(1)).split()) + '"', svg)
+    return re.sub(r">\s+<", "><", svg)
+
+
+# ---- matplotlib views: the moving artists of every combination of the controls -----------------------
+
+
+@dataclass
+class Control:
+    """One control of `plot_frames`: ``apply(position)`` puts the view's state there."""
+
+    name: str
+    kind: str  # "slider" | "dropdown" | "checkbox"
+    labels: Sequence[str]
+    apply: Callable[[int], None]
+    index: int = 0
+    label: str | None = None
+    note: str = ""  # a slider's grid, in words
+    play: bool = False
+
+
+def plot_frames(view: Any, kind: str, controls: Sequence[Control], title: str = "", note: str = "") -> Frames:
+    """Frames of a matplotlib view (``_make_figure() -> (fig, artists, ...)``, ``_update(artists)``,
+    ``_moving(artists)``, ``_panel()``, ``theme``): its figure drawn once without the moving artists,
+    and, for every combination of ``controls``' positions, the moving artists (layer "moving") and the
+    panel (layer "panel"). The view's state is left at the controls' starting positions."""
+    import matplotlib  # noqa: PLC0415
+
+    from ._plot import palette, svg_text  # noqa: PLC0415
+
+    if kind_bad := [c.kind for c in controls if c.kind not in _KINDS]:
+        raise ValueError(f"plot_frames: control kinds must be in {_KINDS}, got {kind_bad}.")
+    colors = palette(view.theme)
+    frames = Frames(kind, title=title, note=note)
+    for c in controls:
+        if c.kind == "slider":
+            frames.slider(c.name, c.labels, c.index, c.label, play=c.play, note=c.note)
+        elif c.kind == "dropdown":
+            frames.dropdown(c.name, c.labels, c.index, c.label)
+        else:
+            frames.checkbox(c.name, bool(c.index), c.label)
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gradviz"}):
+        made = view._make_figure()
+        fig, art = made[0], made[1]
+        moving = list(view._moving(art))
+        for c in controls:
+            c.apply(c.index)
+        view._update(art)
+        for a in moving:
+            a.set_visible(False)
+        frames.picture = themed_svg(svg_with_layers(compact_svg(svg_text(fig)), ["moving"]), colors)
+        seen: dict[tuple[int, ...], tuple[str, str]] = {}
+
+        def frame(*combo: int) -> tuple[str, str]:
+            if combo not in seen:
+                for c, k in zip(controls, combo):
+                    c.apply(k)
+                for a in moving:
+                    a.set_visible(True)
+                view._update(art)
+                seen[combo] = (themed_svg(artists_svg(fig, moving), colors), view._panel())
+            return seen[combo]
+
+        names = [c.name for c in controls]
+        frames.layer("moving", "svg", names, lambda *combo: frame(*combo)[0])
+        frames.layer("panel", "html", names, lambda *combo: frame(*combo)[1])
+    for c in controls:
+        c.apply(c.index)
+    return frames

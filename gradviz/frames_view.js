@@ -5,6 +5,7 @@
 //   picture:  an SVG (or HTML) whose <g data-gv-layer="NAME"> groups the layers fill
 //   layers:   [{name, type: "svg"|"html"|"trace", deps: [control names], frames: {key: content},
 //               reveal: control name (trace: how many points to show)}]
+//   info:     {SVG element id: HTML} shown under the picture when that node / cluster is clicked
 // A layer's key is its deps' positions joined by ",". Every user string was escaped in Python.
 // Moving a control only looks up frames: it works in a live lab with no kernel round trip, and in an
 // exported static page.
@@ -22,6 +23,10 @@ const STYLE = `
   border-radius: 3px; padding: 1px 6px; }
 .gvf-picture svg { max-width: 100%; height: auto; display: block; }
 .gvf-panel { margin-top: 4px; }
+.gvf-details:empty { display: none; }
+.gvf-details { margin-top: 4px; padding-top: 4px; border-top: 1px solid var(--jp-border-color2, #d0d7de); }
+.gvf-details pre { white-space: pre; overflow-x: auto; font-size: 12px; }
+.gvf-picture g.node, .gvf-picture g.cluster { cursor: pointer; }
 .gvf-panel table { border-collapse: collapse; }
 .gvf-panel td, .gvf-panel th { padding: 1px 8px 1px 0; text-align: left; vertical-align: top; }
 .gvf-note { font-size: 11px; color: var(--jp-ui-font-color2, #57606a); }
@@ -146,9 +151,18 @@ function render({ model, el }) {
   const panel = document.createElement("div");
   panel.className = "gvf-panel";
   panel.dataset.gvOutput = "panel";
+  const details = document.createElement("div");
+  details.className = "gvf-details";
+  details.dataset.gvOutput = "details";
   const note = document.createElement("div");
   note.className = "gvf-note";
-  root.append(title, bar, picture, panel, note);
+  root.append(title, bar, picture, panel, details, note);
+  picture.addEventListener("click", (event) => {
+    const group = event.target.closest("g.node, g.cluster");
+    const info = model.get("info") || {};
+    if (!group || !picture.contains(group) || !(group.id in info)) return;
+    details.innerHTML = info[group.id];
+  });
   el.append(style, root);
 
   const index = () => model.get("index") || {};
@@ -159,6 +173,7 @@ function render({ model, el }) {
     update();
   };
   let refreshers = [];
+  let shownKeys = new Map(); // layer element → the key of the frame it shows (skip unchanged layers)
 
   const build = () => {
     title.textContent = model.get("title") || "";
@@ -172,6 +187,7 @@ function render({ model, el }) {
       refreshers.push(c.refresh);
     }
     picture.innerHTML = model.get("picture") || "";
+    shownKeys = new Map();
     update();
   };
 
@@ -187,6 +203,9 @@ function render({ model, el }) {
       }
       const group = picture.querySelector(`[data-gv-layer="${layer.name}"]`);
       if (!group) continue;
+      const key = `${layerKey(layer, idx)}|${layer.reveal ? idx[layer.reveal] : ""}`;
+      if (shownKeys.get(group) === key) continue;
+      shownKeys.set(group, key);
       if (layer.type === "trace") {
         const shown = layer.reveal ? (idx[layer.reveal] ?? 0) + 1 : Infinity;
         drawTrace(group, content, shown);
@@ -198,7 +217,7 @@ function render({ model, el }) {
   };
 
   model.on("change:index", update);
-  for (const name of ["controls", "picture", "layers", "title", "note"]) model.on(`change:${name}`, build);
+  for (const name of ["controls", "picture", "layers", "title", "note", "info"]) model.on(`change:${name}`, build);
   build();
 }
 

@@ -1,0 +1,138 @@
+"""gradviz.frames: controls over grids, layers computed for every combination, matplotlib pictures as
+vector SVG in the theme's CSS variables, and the moving artists of each frame in the same coordinates."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from gradviz._plot import new_figure, palette, style_axes, svg_text
+from gradviz.frames import Control, Frames, artists_svg, plot_frames, svg_points, svg_with_layers, themed_svg
+
+
+def test_layers_are_computed_for_every_combination_of_their_controls():
+    f = Frames("demo")
+    f.slider("a", ["1", "2", "3"], index=2)
+    f.dropdown("b", ["x", "y"])
+    f.checkbox("c", False)
+    calls = []
+
+    def content(a: int, b: int) -> str:
+        calls.append((a, b))
+        return f"{a}{b}"
+
+    f.layer("panel", "html", ["a", "b"], content)
+    assert sorted(calls) == [(a, b) for a in range(3) for b in range(2)]
+    assert f.lookup("panel") == "20" and f.lookup("panel", b=1, a=0) == "01"
+    state = f.state()
+    assert state["index"] == {"a": 2, "b": 0, "c": 0}
+    assert [c["kind"] for c in state["controls"]] == ["slider", "dropdown", "checkbox"]
+    assert f.size_bytes() > 0
+
+
+def test_bad_specs_are_clear_errors():
+    f = Frames("demo")
+    f.slider("a", ["1", "2"])
+    with pytest.raises(ValueError, match="exists already"):
+        f.dropdown("a", ["x"])
+    with pytest.raises(ValueError, match="starts at 5"):
+        f.slider("b", ["1"], index=5)
+    with pytest.raises(ValueError, match="no positions"):
+        f.dropdown("c", [])
+    with pytest.raises(KeyError, match="no control 'zz'"):
+        f.layer("l", "html", ["zz"], lambda k: "")
+    with pytest.raises(ValueError, match="type must be"):
+        f.layer("l", "png", ["a"], lambda k: "")
+    big = Frames("big")
+    big.slider("x", [str(k) for k in range(200)])
+    big.slider("y", [str(k) for k in range(200)])
+    with pytest.raises(ValueError, match="40,000 combinations"):
+        big.layer("l", "svg", ["x", "y"], lambda i, j: "")
+    with pytest.raises(ValueError, match="layer names"):
+        svg_with_layers("<svg></svg>", ['a"><script>'])
+
+
+def test_theme_colours_become_css_variables_with_the_colour_as_fallback():
+    colors = palette("light")
+    svg = f'<svg><path style="fill: {colors["text"]}; stroke: {colors["grid"]}"/><path style="fill: #0072b2"/></svg>'
+    out = themed_svg(svg, colors)
+    assert f"fill: var(--jp-ui-font-color1, {colors['text']})" in out
+    assert f"stroke: var(--jp-border-color3, {colors['grid']})" in out
+    assert "fill: #0072b2" in out  # a series colour stays
+
+
+def test_svg_points_and_artist_fragments_land_where_the_figure_draws_them():
+    fig = new_figure((4, 3), theme="light")
+    ax = fig.add_subplot()
+    style_axes(ax, "light")
+    (line,) = ax.plot([0, 1, 2], [0, 1, 4], gid="moving_line")
+    whole = svg_text(fig)
+    drawn = re.search(r'<g id="moving_line">\s*<path d="M ([\d.]+) ([\d.]+)', whole)
+    fragment = artists_svg(fig, [line])
+    alone = re.search(r'<path d="M ([\d.]+) ([\d.]+)', fragment)
+    (point,) = svg_points(ax, [0.0], [0.0])
+    for got in (alone, point):
+        x, y = (float(v) for v in (got.groups() if hasattr(got, "groups") else got))
+        assert abs(x - float(drawn.group(1))) < 0.15 and abs(y - float(drawn.group(2))) < 0.15
+    assert "<svg" not in fragment and "metadata" not in fragment
+
+
+class Dial:
+    """A tiny matplotlib view with the protocol plot_frames reads: a needle at an angle, a label."""
+
+    theme = "light"
+
+    def __init__(self) -> None:
+        self.angle = 0.0
+        self.colour = "#0072b2"
+
+    def _make_figure(self):
+        fig = new_figure((3, 3), theme=self.theme)
+        ax = fig.add_subplot()
+        ax.set_xlim(-1, 1)
+        ax.set_ylim(-1, 1)
+        (needle,) = ax.plot([0, 1], [0, 0], lw=2)
+        text = ax.text(0, -0.8, "")
+        return fig, {"needle": needle, "text": text}
+
+    def _update(self, art) -> None:
+        art["needle"].set_data([0, np.cos(self.angle)], [0, np.sin(self.angle)])
+        art["needle"].set_color(self.colour)
+        art["text"].set_text(f"angle {self.angle:.2f}")
+
+    @staticmethod
+    def _moving(art):
+        return [art["needle"], art["text"]]
+
+    def _panel(self) -> str:
+        return f"<p>angle {self.angle:.2f}, colour {self.colour}</p>"
+
+
+def test_plot_frames_draws_the_moving_artists_of_every_combination_consistently():
+    view = Dial()
+    angles = [0.0, 0.5, 1.0, 1.5]
+    colours = ["#0072b2", "#d55e00"]
+
+    def set_angle(k: int) -> None:
+        view.angle = angles[k]
+
+    def set_colour(k: int) -> None:
+        view.colour = colours[k]
+
+    f = plot_frames(view, "dial", [
+        Control("angle", "slider", [str(a) for a in angles], set_angle, index=1, note="grid: 4 angles"),
+        Control("colour", "dropdown", ["blue", "orange"], set_colour),
+    ])
+    assert view.angle == 0.5 and view.colour == colours[0]  # left at the starting positions
+    assert 'data-gv-layer="moving"' in f.picture and "angle 0.50" not in f.picture  # moving parts apart
+    moving = {layer["name"]: layer for layer in f.layers}["moving"]["frames"]
+    panel = {layer["name"]: layer for layer in f.layers}["panel"]["frames"]
+    assert len(moving) == len(panel) == 8
+    for k, a in enumerate(angles):
+        for j, c in enumerate(colours):
+            # the picture and the panel of one frame describe the same state (never contradict)
+            assert f"angle {a:.2f}" in moving[f"{k},{j}"] and f"angle {a:.2f}, colour {c}" in panel[f"{k},{j}"]
+            assert c in moving[f"{k},{j}"]
+    assert len({moving[key] for key in moving}) == 8
