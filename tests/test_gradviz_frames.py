@@ -56,7 +56,10 @@ def test_bad_specs_are_clear_errors():
 
 def test_theme_colours_become_css_variables_with_the_colour_as_fallback():
     colors = palette("light")
-    svg = f'<svg><path style="fill: {colors["text"]}; stroke: {colors["grid"]}"/><path style="fill: #0072b2"/></svg>'
+    svg = (
+        f'<svg><path style="fill: {colors["text"]}; stroke: {colors["grid"]}"/>'
+        '<path style="fill: #0072b2"/></svg>'
+    )
     out = themed_svg(svg, colors)
     assert f"fill: var(--jp-ui-font-color1, {colors['text']})" in out
     assert f"stroke: var(--jp-border-color3, {colors['grid']})" in out
@@ -133,6 +136,7 @@ def test_plot_frames_draws_the_moving_artists_of_every_combination_consistently(
     for k, a in enumerate(angles):
         for j, c in enumerate(colours):
             # the picture and the panel of one frame describe the same state (never contradict)
-            assert f"angle {a:.2f}" in moving[f"{k},{j}"] and f"angle {a:.2f}, colour {c}" in panel[f"{k},{j}"]
+            key = f"{k},{j}"
+            assert f"angle {a:.2f}" in moving[key] and f"angle {a:.2f}, colour {c}" in panel[key]
             assert c in moving[f"{k},{j}"]
     assert len({moving[key] for key in moving}) == 8
