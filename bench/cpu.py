@@ -90,12 +90,13 @@ def run_workload(
     return times, notes
 
 
-def profile_engine(w: Workload, steps: int = 50, top: int = 20) -> None:
-    """Where the engine's step spends its time: cProfile over ``steps`` steps, by own time."""
+def profile_engine(w: Workload, steps: int = 50, top: int = 20, impl: str = "engine") -> None:
+    """Where the engine's step (``impl="traced"``: the traced one) spends its time: cProfile over
+    ``steps`` steps, by own time."""
     import cProfile  # noqa: PLC0415
     import pstats  # noqa: PLC0415
 
-    run = w.builders["engine"](w.make_data())
+    run = w.builders[impl](w.make_data())
     for _ in range(3):
         run.step()
     profiler = cProfile.Profile()
@@ -103,7 +104,7 @@ def profile_engine(w: Workload, steps: int = 50, top: int = 20) -> None:
     for _ in range(steps):
         run.step()
     profiler.disable()
-    print(f"{w.name}  {w.title}: cProfile of {steps} engine steps")
+    print(f"{w.name}  {w.title}: cProfile of {steps} {impl} steps")
     pstats.Stats(profiler).sort_stats("tottime").print_stats(top)
 
 
@@ -127,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         help="wall time (default) or this process's CPU time (use with --threads 1)",
     )
     parser.add_argument(
-        "--profile", action="store_true", help="instead of the table: cProfile of the engine's step"
+        "--profile", nargs="?", const="engine", choices=["engine", "traced"],
+        help="instead of the table: cProfile of the engine's step (--profile traced: the traced step)"
     )
     args = parser.parse_args(argv)
     threads = "library defaults"
@@ -144,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         w = chosen[name]
         if args.profile:
-            profile_engine(w)
+            profile_engine(w, impl=args.profile)
             continue
         times, notes = run_workload(w, args.repeats, args.min_time, args.only, clock=args.clock)
         print(common.table(w, times, notes))

@@ -37,11 +37,13 @@ def rss_bytes() -> int | None:
     return pages * os.sysconf("SC_PAGE_SIZE")
 
 
-def training_growth(steps: int, warmup: int = 200, every: int = 1000, report=print) -> dict:
-    """Run W2 ``warmup + steps`` times; RSS after the warm-up, at checkpoints, and the growth."""
+def training_growth(steps: int, warmup: int = 200, every: int = 1000, report=print,
+                    impl: str = "engine") -> dict:
+    """Run W2 ``warmup + steps`` times (``impl="traced"``: the traced step); RSS after the warm-up,
+    at checkpoints, and the growth."""
     from bench import w2_mlp  # noqa: PLC0415
 
-    run = w2_mlp.engine(w2_mlp.make_data())
+    run = w2_mlp.WORKLOAD.builders[impl](w2_mlp.make_data())
     for _ in range(warmup):
         run.step()
     gc.collect()
@@ -126,16 +128,18 @@ def main(argv: list[str] | None = None) -> int:
         f"({'ok' if alive == 0 else 'LEAK'})"
     )
 
-    print(f"W2 training, {args.steps} steps after a 200-step warm-up:")
-    result = training_growth(args.steps, every=args.every)
-    if result["growth"] is None:
-        print("  resident memory is not readable on this system (/proc/self/statm); growth not measured")
-    else:
-        per_step = result["growth"] / args.steps
-        print(
-            f"  growth: {result['growth'] / 2**20:+.2f} MiB over {args.steps} steps "
-            f"({per_step:+.1f} bytes per step); final loss {result['loss']:.4f}"
-        )
+    for impl in ("engine", "traced"):
+        print(f"W2 training ({'eager' if impl == 'engine' else 'traced'}), {args.steps} steps after a "
+              "200-step warm-up:")
+        result = training_growth(args.steps, every=args.every, impl=impl)
+        if result["growth"] is None:
+            print("  resident memory is not readable on this system (/proc/self/statm); growth not measured")
+        else:
+            per_step = result["growth"] / args.steps
+            print(
+                f"  growth: {result['growth'] / 2**20:+.2f} MiB over {args.steps} steps "
+                f"({per_step:+.1f} bytes per step); final loss {result['loss']:.4f}"
+            )
     peaks = cnn_step_peaks()
     eager, traced = peaks["engine"], peaks["traced"]
     print(f"W4 CNN step, peak memory allocated during one step: eager {eager / 2**20:.1f} MiB, traced "
