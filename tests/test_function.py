@@ -500,3 +500,13 @@ def test_layer_weights_are_initialised_outside_the_graph():
         g = eg.function(lambda x: eg.layers.Dense(2)(x))
         g(eg.ones((1, 2)))
         g(eg.ones((2, 2)))  # a new shape traces again, and builds a new layer's Variables
+
+
+def test_values_computed_from_the_input_are_not_frozen_into_the_graph():
+    """The logsumexp shift (max of the input) is an op: traced on small logits, replayed on large ones,
+    softmax stays finite. (Frozen to the first call's max, exp(1000 - 1) would overflow.)"""
+    f = eg.function(lambda x: (eg.softmax(x), eg.logsumexp(x)))
+    f(eg.constant([0.0, 1.0]))
+    probs, lse = f(eg.constant([1000.0, 1000.0]))
+    np.testing.assert_allclose(probs.numpy(), [0.5, 0.5], rtol=1e-6)
+    assert np.isfinite(lse.numpy()) and f.trace_count == 1
