@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -92,6 +93,17 @@ class Function:
         if concrete is None:
             concrete = self._trace(key, args, kwargs, leaves, keep_effects=False)[0]
         return concrete.graph
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        """As a method (``@eg.function`` in a class body): one traced function per instance."""
+        if obj is None:
+            return self
+        cache = self.__dict__.setdefault("_bound", {})
+        bound = cache.get(id(obj))
+        if bound is None or bound[0]() is not obj:
+            method = Function(self.python_function.__get__(obj, objtype), name=self.name)
+            cache[id(obj)] = bound = (weakref.ref(obj), method)
+        return bound[1]
 
     @property
     def graphs(self) -> list[Graph]:

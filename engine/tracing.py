@@ -23,7 +23,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["TRACER", "name_scope", "init_scope", "creating_tracer", "TracingError"]
+__all__ = ["TRACER", "name_scope", "init_scope", "creating_tracer", "refuse", "TracingError"]
 
 TRACER: Any = None  # the active `engine.trace.Tracer`, or None (the usual case)
 _PAUSED: list[Any] = []  # tracers paused by `init_scope`, innermost last
@@ -68,3 +68,12 @@ def init_scope() -> Iterator[None]:
 def creating_tracer() -> Any:
     """The tracer a new Variable belongs to: the active one, or one paused by `init_scope`."""
     return TRACER if TRACER is not None else (_PAUSED[-1] if _PAUSED else None)
+
+
+def refuse(what: str, instead: str) -> None:
+    """Raise `TracingError` while tracing: ``what`` keeps Python state a graph cannot replay."""
+    if TRACER is not None:
+        raise TracingError(
+            f"{what} cannot run inside eg.function: it keeps its state in Python (counts, sums of "
+            f"arrays), which a traced graph would freeze at the first call's values. {instead}"
+        )

@@ -510,3 +510,34 @@ def test_values_computed_from_the_input_are_not_frozen_into_the_graph():
     probs, lse = f(eg.constant([1000.0, 1000.0]))
     np.testing.assert_allclose(probs.numpy(), [0.5, 0.5], rtol=1e-6)
     assert np.isfinite(lse.numpy()) and f.trace_count == 1
+
+
+def test_a_method_traces_per_instance():
+    class Model:
+        def __init__(self, scale):
+            self.w = eg.Variable(scale)
+
+        @eg.function
+        def __call__(self, x):
+            return x * self.w
+
+    a, b = Model(2.0), Model(3.0)
+    assert float(a(eg.constant(1.0))) == 2.0 and float(b(eg.constant(1.0))) == 3.0
+    assert float(a(eg.constant(5.0))) == 10.0
+    assert a.__call__.trace_count == 1 and b.__call__.trace_count == 1
+    assert a.__call__ is a.__call__
+
+
+def test_accumulation_refuses_to_be_traced():
+    w = eg.Variable(1.0)
+    opt = eg.optimizers.MultiSteps(eg.optimizers.SGD(0.1), every_k=2)
+
+    @eg.function
+    def step(x):
+        with eg.GradientTape() as tape:
+            loss = w * x
+        opt.apply_gradients([(tape.gradient(loss, w), w)])
+        return loss
+
+    with pytest.raises(eg.TracingError, match="MultiSteps.*outside the traced function"):
+        step(eg.constant(1.0))

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from .. import tracing
 from ..tape import GradientTape
 from ..tensor import Tensor
 from ..variable import Variable
@@ -55,6 +56,8 @@ class Accumulator:
 
     def add(self, grads_and_vars: Iterable[tuple[Any, Variable]]) -> None:
         """Add one micro-batch's ``(gradient, variable)`` pairs."""
+        tracing.refuse("Accumulator.add (and MultiSteps)", "Trace the step that computes the gradients "
+                       "and accumulate its results outside the traced function.")
         pairs = _pairs(grads_and_vars, "Accumulator.add")
         for g, v in pairs:
             self._vars.setdefault(v._uid, v)
