@@ -19,8 +19,11 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
+
 from . import tracing
 from .graph import Node
+from .tensor import Tensor
 
 __all__ = ["Tracer", "op_type"]
 
@@ -157,8 +160,6 @@ class Tracer:
         if not self.mine():
             return
         self.save(var, "_data")
-        from .tensor import Tensor  # noqa: PLC0415  (tensor imports tracing, which this module is beside)
-
         if isinstance(value, Tensor):
             src = self.node_for(value)
         else:
@@ -178,15 +179,14 @@ class Tracer:
         per variable (its slots are part of the update)."""
         if not self.mine():
             return
-        from .tensor import Tensor  # noqa: PLC0415
-
         self.save(opt, "_iterations")
         for _, var in pairs:
             self.save(var, "_data")
             for slot in opt._slots_of(var).values():
                 self.save(slot, "_data")
         with self.scope(opt.name):
-            step = self._write(id(opt), "iterations", "AssignAdd", None, fn=opt._next_step)
+            step = self._write(id(opt), "iterations", "AssignAdd", None, fn=_counter(opt), shape=(2,),
+                               dtype=np.dtype(np.float64))
             for g, var in pairs:
                 if isinstance(g, Tensor):
                     src = self.node_for(g)
@@ -274,9 +274,18 @@ def _assigner(var: Any, op: str, src_dtype: Any) -> Callable[[Any], Any]:
     return assign
 
 
+def _counter(opt: Any) -> Callable[[], Any]:
+    """The optimizer's step count, advanced: its output is ``[learning rate, step number]``."""
+    def count() -> Any:
+        lr, step = opt._next_step()
+        return np.array([lr, step], dtype=np.float64)
+
+    return count
+
+
 def _updater(opt: Any, var: Any) -> Callable[[Any, Any], Any]:
     def update(g: Any, step: Any) -> Any:
-        opt._apply_one(var, g, *step)
+        opt._apply_one(var, g, float(step[0]), int(step[1]))
         return var._data
 
     return update

@@ -335,6 +335,8 @@ def test_fetching_only_reads_runs_no_update():
         np.testing.assert_array_equal(v.numpy(), b)
     graph.run("Adam/update_dense_1/kernel", {"x": _batch(1)[0], "y": _batch(1)[1]})
     assert not np.array_equal(model.trainable_variables[0].numpy(), before[0])
+    lr_and_step = graph.run("Adam/iterations").numpy()  # the counter node: learning rate, step number
+    np.testing.assert_allclose(lr_and_step, [0.05, 2.0])
 
 
 def test_one_run_computes_each_needed_node_once(scratch):
