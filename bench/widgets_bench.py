@@ -98,9 +98,9 @@ def small_expression() -> tuple[Any, Any, dict]:
 
 @case("render", "graph render (model + DOT + layout + SVG styling), cache cleared", target_s=1.0)
 def render_sizes() -> list[Row]:
-    from gradviz import render  # noqa: PLC0415
-    from gradviz.graph import GraphView  # noqa: PLC0415
-    from gradviz.model import build_model  # noqa: PLC0415
+    from gradviz.model.graph_model import build_model  # noqa: PLC0415
+    from gradviz.render import graphviz as render  # noqa: PLC0415
+    from gradviz.widgets.graph_view import GraphView  # noqa: PLC0415
 
     render.render_svg("digraph { a -> b }")  # load the renderer once (not part of a graph's time)
     rows = []
@@ -125,8 +125,8 @@ def render_sizes() -> list[Row]:
 
 @case("render", "save PNG (matplotlib rasteriser), 50 nodes")
 def png_time() -> list[Row]:
-    from gradviz.graph import GraphView  # noqa: PLC0415
-    from gradviz.model import build_model  # noqa: PLC0415
+    from gradviz.model.graph_model import build_model  # noqa: PLC0415
+    from gradviz.widgets.graph_view import GraphView  # noqa: PLC0415
 
     tape, loss, names = layered_graph(50)
     view = GraphView(build_model(loss, tape, names=names), theme="light")
@@ -218,7 +218,7 @@ def _output_bytes(view: Any) -> int:
 @case("big graphs", "gv.graph: default (folded) view; build + fold + layout + SVG", target_s=1.0)
 def big_graphs() -> list[Row]:
     import gradviz as gv  # noqa: PLC0415
-    from gradviz import render  # noqa: PLC0415
+    from gradviz.render import graphviz as render  # noqa: PLC0415
 
     render.render_svg("digraph { a -> b }")  # load the renderer once
     rows = []
@@ -339,7 +339,7 @@ def _moves(control: Any, values: list, repeats: int) -> float:
 def clipping_widget() -> list[Row]:
     import engine as eg  # noqa: PLC0415
     import gradviz as gv  # noqa: PLC0415
-    from gradviz.clipping import METHODS  # noqa: PLC0415
+    from gradviz.widgets.clipping_lab import METHODS  # noqa: PLC0415
 
     grads = [eg.constant([3.0, 4.0]), eg.constant([0.5, -2.0])]
     create = timed(lambda: gv.clipping(grads, threshold=2.0).widget, 3)
@@ -457,7 +457,7 @@ def flow_widget() -> list[Row]:
         ("rec.record(step, loss, 6 (grad, var) pairs)", per_record, "per training step"),
         (
             "rec.plot() + PNG",
-            timed(lambda: __import__("gradviz._plot", fromlist=["png_bytes"]).png_bytes(rec.plot()), 3),
+            timed(lambda: __import__("gradviz.render.plot", fromlist=["png_bytes"]).png_bytes(rec.plot()), 3),
             "",
         ),
     ]
@@ -478,7 +478,7 @@ def flow_widget() -> list[Row]:
     with eg.GradientTape(persistent=True) as tape:
         tape.watch(x)
         loss = eg.sum(eg.tanh(x * w) ** 2)
-    from gradviz import render  # noqa: PLC0415
+    from gradviz.render import graphviz as render  # noqa: PLC0415
 
     rows.append(
         (

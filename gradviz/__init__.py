@@ -13,27 +13,26 @@ widget is made.
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import Any
 
 __version__ = "0.1.0"
 
-# public name → (module, attribute); loaded on first use
+# public name → (module, attribute); loaded on first use. The folders are the layers: model/ (data
+# built from tapes and optimizers), render/ (DOT, SVG, plots, themes), widgets/ (one module per widget).
 _LAZY = {
-    "graph": ("graph", "graph"),
-    "tape": ("tape_view", "tape"),
-    "explain_none": ("tape_view", "explain_none"),
-    "backprop": ("backprop", "backprop"),
-    "flow": ("flow", "flow"),
-    "clipping": ("clipping", "clipping"),
-    "descent": ("descent", "descent"),
-    "check_gradients": ("gradcheck", "check_gradients"),
-    "Recorder": ("recorder", "Recorder"),
-    "build_model": ("model", "build_model"),
-    "to_dot": ("dot", "to_dot"),
-    "render_svg": ("render", "render_svg"),
-    "View": ("widget_base", "View"),
+    "graph": ("widgets.graph_view", "graph"),
+    "tape": ("widgets.tape_inspector", "tape"),
+    "explain_none": ("model.explain", "explain_none"),
+    "backprop": ("widgets.stepper", "backprop"),
+    "flow": ("widgets.flow_view", "flow"),
+    "clipping": ("widgets.clipping_lab", "clipping"),
+    "descent": ("widgets.descent_trace", "descent"),
+    "check_gradients": ("widgets.gradient_check", "check_gradients"),
+    "Recorder": ("model.recorder", "Recorder"),
+    "build_model": ("model.graph_model", "build_model"),
+    "to_dot": ("render.dot", "to_dot"),
+    "render_svg": ("render.graphviz", "render_svg"),
+    "View": ("widgets.base", "View"),
 }
 __all__ = sorted(_LAZY)
 
@@ -50,20 +49,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
-
-
-class _Package(types.ModuleType):
-    """Keeps ``gv.graph`` the function when the submodule ``gradviz/graph.py`` is imported.
-
-    Python's import system sets ``gradviz.graph = <module>`` after importing a submodule; for the
-    public names that share a submodule's name (graph, backprop, flow, clipping, descent) that
-    would hide the function, so that one assignment is ignored (the module stays in sys.modules).
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _LAZY and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

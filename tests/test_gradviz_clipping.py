@@ -9,7 +9,7 @@ import pytest
 
 import engine as eg
 import gradviz as gv
-from gradviz.clipping import METHODS, clip_gradients
+from gradviz.widgets.clipping_lab import METHODS, clip_gradients
 from tests.helpers import assert_ulps
 
 # seed 004's clip_by_global_norm example

@@ -10,7 +10,7 @@ import pytest
 
 import engine as eg
 import gradviz as gv
-from gradviz.descent import _evaluate_many
+from gradviz.model.descent_runs import evaluate_many
 from tests.helpers import assert_ulps
 
 # seeds_digest.md, seed 002: ½(x − 1)², x₀ = 10, after = before − decay·(before − 1), float32
@@ -133,9 +133,9 @@ def test_divergence_is_shown_not_hidden():
 def test_grid_evaluation_vectorised_or_not():
     pts = np.array([[0.0, 1.0], [2.0, -1.0], [0.5, 0.5], [-1.0, 3.0], [1.0, 1.0]], np.float32)
     expected = [float(bowl(eg.constant(p))) for p in pts]
-    np.testing.assert_allclose(_evaluate_many(bowl, pts, np.float32), expected, rtol=1e-6)
+    np.testing.assert_allclose(evaluate_many(bowl, pts, np.float32), expected, rtol=1e-6)
     summed = lambda v: eg.sum(v * v * eg.constant([1.0, 10.0]))  # noqa: E731  (not vectorisable)
-    np.testing.assert_allclose(_evaluate_many(summed, pts, np.float32), expected, rtol=1e-6)
+    np.testing.assert_allclose(evaluate_many(summed, pts, np.float32), expected, rtol=1e-6)
     trace = gv.descent(summed, [2.0, 1.0], steps=5)
     assert trace._grid[2].shape == (60, 60) and np.isfinite(trace._grid[2]).all()
 

@@ -10,8 +10,8 @@ import pytest
 
 import engine as eg
 import gradviz as gv
-from gradviz.flow import edge_magnitudes, summarise
-from gradviz.model import build_model
+from gradviz.model.graph_model import build_model
+from gradviz.widgets.flow_view import edge_magnitudes, summarise
 
 
 def recorded(steps: int = 5):

@@ -13,10 +13,10 @@ import pytest
 
 import engine as eg
 import gradviz as gv
-from gradviz import render
-from gradviz.dot import MAX_DRAWN_NODES, to_dot
-from gradviz.fold import fold_plan
-from gradviz.model import build_model
+from gradviz.model.fold import fold_plan
+from gradviz.model.graph_model import build_model
+from gradviz.render import graphviz as render
+from gradviz.render.dot import MAX_DRAWN_NODES, to_dot
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from widgets_bench import deep_mlp, long_chain  # noqa: E402

@@ -121,7 +121,7 @@ def test_recording_inside_a_tape_records_nothing_on_it():
 def test_plot_is_a_pyplot_free_figure():
     from matplotlib.figure import Figure
 
-    from gradviz._plot import png_bytes
+    from gradviz.render.plot import png_bytes
 
     rec, *_ = train(steps=3)
     fig = rec.plot()

@@ -12,11 +12,11 @@ import pytest
 
 import engine as eg
 import gradviz as gv
-from gradviz import render
-from gradviz.dot import escape_record, escape_text, to_dot
-from gradviz.model import build_model
-from gradviz.svg import restyle
-from gradviz.theme import detect_theme, palette
+from gradviz.model.graph_model import build_model
+from gradviz.render import graphviz as render
+from gradviz.render.dot import escape_record, escape_text, to_dot
+from gradviz.render.svg import restyle
+from gradviz.render.theme import detect_theme, palette
 
 XSS = "<img src=x onerror=alert(1)>"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -11,7 +11,7 @@ import pytest
 
 import engine as eg
 import gradviz as gv
-from gradviz.theme import palette
+from gradviz.render.theme import palette
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -254,8 +254,10 @@ def test_import_gradviz_is_light():
         " if m in sys.modules]\n"
         "assert not heavy, heavy\n"
         "assert callable(gv.graph)\n"
-        "import gradviz.graph, gradviz.backprop\n"  # importing the submodules keeps the functions
-        "assert callable(gv.graph) and callable(gv.backprop) and gv.graph.__module__ == 'gradviz.graph'\n"
+        "import gradviz.widgets.graph_view, gradviz.widgets.stepper\n"  # modules are not the functions
+        "assert callable(gv.graph) and callable(gv.backprop)\n"
+        "assert gv.graph.__module__ == 'gradviz.widgets.graph_view'\n"
+        "assert gradviz.widgets.stepper.backprop is gv.backprop\n"
         "print('ok')\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

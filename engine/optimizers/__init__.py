@@ -21,10 +21,33 @@ from .rmsprop import RMSProp
 from .sgd import SGD, GradientDescent
 
 __all__ = ["Optimizer", "SGD", "GradientDescent", "Momentum", "Adagrad", "RMSProp", "Adam",
-           "MultiSteps", "Accumulator", "get"]
+           "MultiSteps", "Accumulator", "get", "names", "canonical_name"]
 
 _BY_NAME = {"sgd": SGD, "gradientdescent": SGD, "momentum": Momentum, "adagrad": Adagrad,
             "rmsprop": RMSProp, "adam": Adam}
+
+
+def names() -> tuple[str, ...]:
+    """The update rules `get` knows, by their class names (aliases such as ``GradientDescent`` left out).
+
+    >>> names()
+    ('SGD', 'Momentum', 'Adagrad', 'RMSProp', 'Adam')
+    """
+    return tuple(dict.fromkeys(cls.__name__ for cls in _BY_NAME.values()))
+
+
+def canonical_name(identifier: str) -> str:
+    """The class name `get` would use for ``identifier`` (case, spaces and ``_`` ignored; aliases
+    resolved); a ValueError names the choices.
+
+    >>> canonical_name("gradient_descent"), canonical_name("adam")
+    ('SGD', 'Adam')
+    """
+    key = str(identifier).lower().replace("_", "").replace(" ", "")
+    if key not in _BY_NAME:
+        raise ValueError(f"Unknown optimizer {identifier!r}; use one of {', '.join(names())} "
+                         "(or GradientDescent, an alias of SGD).")
+    return _BY_NAME[key].__name__
 
 
 def get(identifier, **kwargs) -> Optimizer:

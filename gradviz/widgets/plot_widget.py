@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .widget_base import View, esc
+from gradviz.widgets.base import View, esc
 
 __all__ = ["PlotWidget"]
 
@@ -29,7 +29,7 @@ class PlotWidget(View):
     title = ""
 
     def __init__(self, theme: str | None = None) -> None:
-        from ._plot import theme_name
+        from gradviz.render.plot import theme_name
 
         self.theme = theme_name(theme)
         self._image: Any = None
@@ -117,7 +117,7 @@ class PlotWidget(View):
 
     def to_png(self, scale: float = 2.0) -> bytes:
         """The current state as a PNG at ``scale`` × 72 dpi (a fresh, full-quality drawing)."""
-        from ._plot import png_bytes
+        from gradviz.render.plot import png_bytes
 
         fig = self._figure()
         if fig is None:
@@ -126,7 +126,7 @@ class PlotWidget(View):
 
     def to_svg(self) -> str:
         """The current state as a (vector) SVG document."""
-        from ._plot import svg_text
+        from gradviz.render.plot import svg_text
 
         fig = self._figure()
         if fig is None:
@@ -136,7 +136,7 @@ class PlotWidget(View):
     def _repr_svg_(self) -> str | None:
         """A light SVG around the current PNG (no second drawing); ``save("x.svg")`` / `to_svg` give
         the vector drawing."""
-        from ._plot import png_size
+        from gradviz.render.plot import png_size
 
         png = self.png()
         if png is None:
@@ -151,7 +151,7 @@ class PlotWidget(View):
                 f'<image width="{width}" height="{height}" xlink:href="data:image/png;base64,{data}"/></svg>')
 
     def to_html(self) -> str:
-        from ._plot import png_img_tag
+        from gradviz.render.plot import png_img_tag
 
         parts = ['<div class="gradviz">']
         if self.title:

@@ -28,174 +28,15 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from ._plotwidget import PlotWidget
+from gradviz.model.clip_results import CALLS, MAX_ARROWS, METHODS, ClipResult, clip_gradients, parse_gradients
+from gradviz.widgets.plot_widget import PlotWidget
 
 __all__ = ["clipping", "ClippingLab", "ClipResult", "clip_gradients", "METHODS"]
-
-METHODS = ("value", "norm", "global norm", "per-variable norm")
-
-_CALLS = {
-    "value": "[eg.clip_by_value(g, -{c}, {c}) for g in grads]",
-    "norm": "[eg.clip_by_norm(g, {c}, axes=-1) for g in grads]",
-    "global norm": "clipped, global_norm = eg.clip_by_global_norm(grads, {c})",
-    "per-variable norm": "[eg.clip_by_norm(g, {c}) for g in grads]",
-}
-
-_MAX_ARROWS = 12
-
-
-@dataclass
-class ClipResult:
-    """What one method and threshold did to the gradients (all numbers from the engine).
-
-    Per-variable lists hold ``None`` / NaN where the gradient itself was ``None``.
-    """
-
-    method: str
-    threshold: float
-    clipped: list[Any]  # engine tensors (or None)
-    norms_before: list[float]
-    norms_after: list[float]
-    angles_deg: list[float]  # per variable, before vs after (NaN where a norm is 0)
-    global_norm_before: float
-    global_norm_after: float
-    angle_deg: float  # of the whole (concatenated) gradient, before vs after
-    clipped_any: bool = field(default=False)
-
-    def numpy(self) -> list[np.ndarray | None]:
-        """The clipped gradients as NumPy arrays."""
-        return [None if c is None else c.numpy() for c in self.clipped]
-
-
-def _clip_module() -> Any:
-    """``engine.clipping``: clip_by_value, clip_by_norm, global_norm, clip_by_global_norm, norm."""
-    import engine.clipping
-
-    return engine.clipping
-
-
-def _to_tensor(g: Any) -> Any:
-    import engine as eg
-
-    if g is None or isinstance(g, eg.Tensor):
-        return g
-    return eg.constant(g)
-
-
-def _angle(eg: Any, C: Any, before: list[Any], after: list[Any]) -> float:
-    """The angle (degrees) between two lists of tensors seen as one long vector each.
-
-    Computed as 2·atan2(‖u − v‖, ‖u + v‖) with u, v the unit vectors (in float64): exact for
-    small angles, where arccos of a dot product would turn rounding into a visible angle.
-    """
-    pairs = [(b, a) for b, a in zip(before, after) if b is not None and a is not None]
-    if not pairs:
-        return math.nan
-    b64 = [eg.cast(b, "float64") for b, _ in pairs]
-    a64 = [eg.cast(a, "float64") for _, a in pairs]
-    nb, na = C.global_norm(b64), C.global_norm(a64)
-    if not (float(nb) > 0 and float(na) > 0) or not (math.isfinite(float(nb)) and math.isfinite(float(na))):
-        return math.nan
-    diff = C.global_norm([b / nb - a / na for b, a in zip(b64, a64)])
-    total = C.global_norm([b / nb + a / na for b, a in zip(b64, a64)])
-    return math.degrees(2.0 * math.atan2(float(diff), float(total)))
-
-
-def clip_gradients(grads: Sequence[Any], method: str, threshold: float) -> ClipResult:
-    """Clip ``grads`` with the engine and measure the result (norms, global norm, angles).
-
-    >>> import engine as eg
-    >>> r = clip_gradients([eg.constant([3.0, 4.0])], "value", 1.0)
-    >>> r.clipped[0].numpy(), round(r.angle_deg, 2)
-    (array([1., 1.], dtype=float32), 8.13)
-    """
-    import engine as eg
-
-    C = _clip_module()
-    if method not in METHODS:
-        raise ValueError(f"clipping: unknown method {method!r}; choose one of {', '.join(METHODS)}.")
-    c = float(threshold)
-    if not c > 0:
-        raise ValueError(f"clipping: the threshold must be > 0, got {threshold!r}.")
-    tensors = [_to_tensor(g) for g in grads]
-    if method == "global norm":
-        clipped, _ = C.clip_by_global_norm(list(tensors), c)
-        clipped = list(clipped)
-    elif method == "value":
-        clipped = [None if g is None else C.clip_by_value(g, -c, c) for g in tensors]
-    elif method == "norm":
-        clipped = [None if g is None else C.clip_by_norm(g, c, axes=-1 if g.ndim else None)
-                   for g in tensors]
-    else:
-        clipped = [None if g is None else C.clip_by_norm(g, c) for g in tensors]
-
-    def norm(t: Any) -> float:
-        return math.nan if t is None else float(C.norm(t))
-
-    present = [g for g in tensors if g is not None]
-    present_after = [g for g in clipped if g is not None]
-    norms_before = [norm(g) for g in tensors]
-    norms_after = [norm(g) for g in clipped]
-    return ClipResult(
-        method=method,
-        threshold=c,
-        clipped=clipped,
-        norms_before=norms_before,
-        norms_after=norms_after,
-        angles_deg=[math.nan if g is None else _angle(eg, C, [g], [a]) for g, a in zip(tensors, clipped)],
-        global_norm_before=float(C.global_norm(present)) if present else math.nan,
-        global_norm_after=float(C.global_norm(present_after)) if present_after else math.nan,
-        angle_deg=_angle(eg, C, tensors, clipped),
-        clipped_any=any(
-            g is not None and not np.array_equal(g.numpy(), a.numpy()) for g, a in zip(tensors, clipped)
-        ),
-    )
-
-
-def _parse(grads: Any, names: Sequence[str] | None) -> tuple[list[Any], list[str]]:
-    """Gradients and their labels from a list, a list of (gradient, variable) pairs, or a dict."""
-    if isinstance(grads, Mapping):
-        labels = [str(k) for k in grads]
-        items = list(grads.values())
-    else:
-        import engine as eg
-
-        if isinstance(grads, eg.Tensor | np.ndarray):
-            raise TypeError(
-                "clipping: pass a list of gradients (e.g. [g1, g2] or the (gradient, variable) pairs "
-                "from opt.compute_gradients), not a single tensor; for one gradient use [g]."
-            )
-        items = list(grads)
-        labels = []
-        is_pairs = items and all(
-            isinstance(p, tuple) and len(p) == 2 and isinstance(p[1], eg.Variable) for p in items
-        )
-        if is_pairs:
-            labels = [getattr(v, "name", None) or f"g{k}" for k, (_, v) in enumerate(items)]
-            items = [g for g, _ in items]
-        else:
-            labels = [f"g{k}" for k in range(len(items))]
-    if names is not None:
-        if len(names) != len(items):
-            raise ValueError(f"clipping: {len(names)} names for {len(items)} gradients.")
-        labels = [str(n) for n in names]
-    if not items:
-        raise ValueError("clipping: the list of gradients is empty.")
-    tensors = [_to_tensor(g) for g in items]
-    for label, t in zip(labels, tensors):
-        if t is not None and t.dtype.kind not in "fc":
-            raise TypeError(
-                f"clipping: the gradient {label!r} has dtype {t.dtype}; gradients are floating-point "
-                f"(convert with eg.cast(g, 'float32'))."
-            )
-    return tensors, labels
-
 
 class ClippingLab(PlotWidget):
     """The clipping lab widget; see `clipping`. State: ``method``, ``threshold``, ``result``."""
@@ -207,7 +48,7 @@ class ClippingLab(PlotWidget):
         super().__init__(theme)
         if method not in METHODS:
             raise ValueError(f"clipping: unknown method {method!r}; choose one of {', '.join(METHODS)}.")
-        self.grads, self.names = _parse(grads, names)
+        self.grads, self.names = parse_gradients(grads, names)
         self._cache: dict[tuple[str, float], ClipResult] = {}
         first = clip_gradients(self.grads, "global norm", 1.0)
         self._global = first.global_norm_before
@@ -216,14 +57,14 @@ class ClippingLab(PlotWidget):
         self._arrays = arrays
         present = [a for a in arrays if a is not None]
         self._max_abs = max((float(np.max(np.abs(a))) for a in present if a.size), default=1.0)
-        arrows_ok = len(present) <= _MAX_ARROWS and all(a.shape == (2,) for a in present)
+        arrows_ok = len(present) <= MAX_ARROWS and all(a.shape == (2,) for a in present)
         if view is None:
             view = "arrows" if arrows_ok else "bars"
         if view not in ("arrows", "bars"):
             raise ValueError(f"clipping: view must be 'arrows' or 'bars', got {view!r}.")
         if view == "arrows" and not arrows_ok:
             raise ValueError(
-                f"clipping: the arrow view needs at most {_MAX_ARROWS} gradients of shape (2,); "
+                f"clipping: the arrow view needs at most {MAX_ARROWS} gradients of shape (2,); "
                 "use view='bars'."
             )
         self.view = view
@@ -313,7 +154,7 @@ class ClippingLab(PlotWidget):
         """The figure and its moving artists (those a control changes)."""
         from matplotlib.patches import Circle, Rectangle
 
-        from ._plot import new_figure, palette, style_axes
+        from gradviz.render.plot import new_figure, palette, style_axes
 
         colors = palette(self.theme)
         fig = new_figure((8.4, 3.4), theme=self.theme, dpi=80)
@@ -379,7 +220,7 @@ class ClippingLab(PlotWidget):
         return fig, art
 
     def _update(self, art: dict[str, Any]) -> None:
-        from ._plot import fmt
+        from gradviz.render.plot import fmt
 
         r = self.result
         c = r.threshold
@@ -421,7 +262,7 @@ class ClippingLab(PlotWidget):
         return fig
 
     def _draw(self) -> bytes:
-        from ._plot import Blitter
+        from gradviz.render.plot import Blitter
 
         if self._fig is None:
             self._fig, self._artists = self._make_figure()
@@ -430,7 +271,7 @@ class ClippingLab(PlotWidget):
         return self._blitter.render()
 
     def _panel(self) -> str:
-        from ._plot import fmt
+        from gradviz.render.plot import fmt
 
         r = self.result
         rows = []
@@ -455,7 +296,7 @@ class ClippingLab(PlotWidget):
         )
         return (
             "<div style='font-size:12px'>"
-            f"<code>{html.escape(_CALLS[r.method].format(c=f'{r.threshold:.4g}'))}</code><br/>"
+            f"<code>{html.escape(CALLS[r.method].format(c=f'{r.threshold:.4g}'))}</code><br/>"
             f"{verdict}<table class='gv-clip-table' style='border-collapse:collapse;margin-top:4px'>"
             f"<style>.gv-clip-table th, .gv-clip-table td {{padding: 1px 8px; text-align: right}}</style>"
             f"{head}{''.join(rows)}</table>"

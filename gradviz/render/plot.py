@@ -32,7 +32,7 @@ _PALETTES: dict[str, dict[str, Any]] = {
 
 def theme_name(theme: Any = None) -> str:
     """``"light"`` or ``"dark"``: the given one; ``None``/``"auto"`` follows JupyterLab (see `theme`)."""
-    from .theme import palette as base_palette
+    from gradviz.render.theme import palette as base_palette
 
     return base_palette("auto" if theme is None else theme).name
 
@@ -40,7 +40,7 @@ def theme_name(theme: Any = None) -> str:
 def palette(theme: Any = None) -> dict[str, Any]:
     """The plotting colours of ``theme``: gradviz's shared palette (background, text, grid) plus the
     colours only plots need (one per series, before/after, threshold)."""
-    from .theme import palette as base_palette
+    from gradviz.render.theme import palette as base_palette
 
     base = base_palette("auto" if theme is None else theme)
     colors = dict(_PALETTES[base.name])

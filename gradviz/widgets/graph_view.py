@@ -20,13 +20,13 @@ import itertools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from . import fmt
-from .dot import DEFAULT_SHOW, Drawing, to_dot
-from .model import COLLAPSE_THRESHOLD, GraphModel, Node, build_model
-from .render import render_svg
-from .svg import restyle, strip_prolog
-from .theme import palette
-from .widget_base import View, esc, info_table, svg_widget_class
+from gradviz.model.graph_model import COLLAPSE_THRESHOLD, GraphModel, Node, build_model
+from gradviz.render import fmt
+from gradviz.render.dot import DEFAULT_SHOW, Drawing, to_dot
+from gradviz.render.graphviz import render_svg
+from gradviz.render.svg import restyle, strip_prolog
+from gradviz.render.theme import palette
+from gradviz.widgets.base import View, esc, info_table, svg_widget_class
 
 __all__ = ["graph", "GraphView", "node_info"]
 
@@ -80,8 +80,7 @@ def _all_tapes(obj: Any) -> bool:
 
 def _find_tape(target: Any, names: Mapping[str, Any] | None) -> Any:
     from engine import GradientTape, nest  # noqa: PLC0415
-
-    from . import tapeinfo  # noqa: PLC0415
+    from gradviz.model import tapeinfo  # noqa: PLC0415
 
     wanted = {t.id for t in nest.flatten(target)}
     candidates = [v for v in (names or {}).values() if isinstance(v, GradientTape)] + tapeinfo.known_tapes()
@@ -113,7 +112,7 @@ class GraphView(View):
         self.theme = theme
         self.rankdir = rankdir
         self.expanded: set[str] = set()
-        # collapse=True folds every run of ops; None folds graphs over the threshold (gradviz.fold)
+        # collapse=True folds every run of ops; None folds graphs over the threshold (gradviz.model.fold)
         self.fold_limit = 0 if collapse else COLLAPSE_THRESHOLD
         wanted = collapse if collapse is not None else len(model) > COLLAPSE_THRESHOLD
         self.collapsible = bool(wanted and model.fold_plan(self.fold_limit).groups)
@@ -150,7 +149,7 @@ class GraphView(View):
                 model = model.collapse(self.expanded, self.fold_limit)
             edge_attrs = None
             if self.edge_magnitude:
-                from .edges import edge_attributes  # noqa: PLC0415
+                from gradviz.render.edges import edge_attributes  # noqa: PLC0415
 
                 edge_attrs = edge_attributes(model, theme=self.palette.name)
             drawing = to_dot(model, theme=self.palette, show=self.show, rankdir=self.rankdir,

@@ -1,7 +1,7 @@
 """The gradient flowing along each edge of a graph model: its size, and pen widths that show it.
 
 >>> import engine as eg
->>> from gradviz.model import build_model
+>>> from gradviz.model.graph_model import build_model
 >>> x = eg.constant([3.0, 4.0])
 >>> with eg.GradientTape() as tape:
 ...     tape.watch(x)
@@ -22,31 +22,36 @@ __all__ = ["edge_attributes", "edge_magnitudes"]
 
 
 def edge_magnitudes(model: Any) -> dict[tuple[str, str], float]:
-    """The L2 norm of the gradient flowing along each edge of a `gradviz.model.GraphModel`.
+    """The L2 norm of the gradient flowing along each edge of a `gradviz.model.graph_model.GraphModel`.
 
-    For an op → tensor edge: the gradient arriving at the op's output (upstream); for a
-    tensor → op edge: what that op contributes to the tensor's gradient (the engine's VJP). The
-    backward pass is replayed from the model's targets with `gradviz.trace.backward_steps`.
+    For an op → tensor edge: the gradient arriving at the op's output (the step's upstream); for a
+    tensor → op edge: what that op contributes to the tensor's gradient. Both are read off the
+    engine's own backward steps (``eg.backward_steps``) from the model's targets.
     """
-    from .trace import backward_steps
+    from gradviz.model import tapeinfo  # noqa: PLC0415
 
     targets = [model.nodes[t].tensor for t in model.targets if model.nodes[t].tensor is not None]
     if not targets:
         raise ValueError("flow: the graph has no target to take gradients of; pass one: gv.flow(y, tape).")
-    steps, _ = backward_steps(list(model.records), targets)
+    records = list(model.records)
+    sources = {t.id: t for r in records for t in r.inputs if t.dtype.kind in "fc"}
+    steps, _ = tapeinfo.walk(records, targets, list(sources.values()))
     out: dict[tuple[str, str], float] = {}
 
-    def norm(a: np.ndarray) -> float:
-        a = np.asarray(a)
+    def norm(t: Any) -> float:
+        a = t.numpy()
         return float(np.sqrt(np.sum(np.abs(a.astype(np.float64) if a.dtype.kind != "c" else a) ** 2)))
 
     for step in steps:
+        if step.record.is_variable_read:  # drawn as the Variable's own node: no edge of its own
+            continue
         op = model.op_id(step.record)
         key = (op, model.tensor_id(step.record.output.id))
-        out[key] = out.get(key, 0.0) + norm(step.upstream)  # (collapsed groups: summed over members)
-        for c in step.contributions:
-            key = (model.tensor_id(c.key), op)
-            out[key] = out.get(key, 0.0) + norm(c.value)
+        out[key] = out.get(key, 0.0) + norm(step.upstream[0])  # (collapsed groups: summed over members)
+        for x, c in zip(step.record.inputs, step.contributions):
+            if c is not None:
+                key = (model.tensor_id(x.id), op)
+                out[key] = out.get(key, 0.0) + norm(c)
     return out
 
 
@@ -58,7 +63,7 @@ def edge_attributes(model: Any, min_width: float = 0.6, max_width: float = 7.0,
     gradients often span many decades); an edge with no gradient is thin and dashed, a non-finite
     one red. The tooltip gives the number.
     """
-    from ._plot import palette
+    from gradviz.render.plot import palette  # noqa: PLC0415
 
     mags = edge_magnitudes(model)
     finite = [v for v in mags.values() if math.isfinite(v) and v > 0]

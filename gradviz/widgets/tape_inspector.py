@@ -1,4 +1,4 @@
-"""``gv.tape``: the tape inspector, and ``gv.explain_none``: why a gradient is None.
+"""``gv.tape``: the tape inspector (why a gradient is None: `gradviz.model.explain`).
 
 The inspector lists the recorded ops in order, which tape(s) recorded each one (pass several
 tapes, ``gv.tape([outer, inner])``: ops are matched by their shared ``op_id``), the watched
@@ -9,132 +9,22 @@ Variables and tensors, and, for a target and sources, each gradient or the reaso
 >>> with eg.GradientTape() as tape:
 ...     tape.watch(x)
 ...     y = x * x + c
->>> gv.explain_none(tape, y, c).split(":")[0]
-'not watched'
->>> gv.explain_none(tape, y, x) is None       # this one has a gradient
+>>> "not watched" in gv.tape(tape, target=y, sources=[x, c]).to_html()
 True
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from . import fmt, tapeinfo
-from .widget_base import View, esc
+from gradviz.model import tapeinfo
+from gradviz.model.explain import explain_none, variable_reads
+from gradviz.render import fmt
+from gradviz.widgets.base import View, esc
 
-__all__ = ["tape", "TapeView", "explain_none"]
+__all__ = ["tape", "TapeView"]
 
-
-# ---- why is the gradient None? ----------------------------------------------------------------------
-
-
-def _alias(records: list[Any]) -> dict[int, int]:
-    return {r.output.id: r.inputs[0].id for r in records if r.op == "read_variable"}
-
-
-def _connected(records: list[Any], source: Any, target: Any) -> bool:
-    """Whether the records hold a path of ops from ``source`` to ``target``."""
-    alias = _alias(records)
-    key = lambda t: alias.get(t.id, t.id)  # noqa: E731
-    reached = {key(source)}
-    goal = key(target)
-    if goal in reached:
-        return True
-    for r in records:
-        if r.op == "read_variable":
-            continue
-        if any(key(x) in reached for x in r.inputs):
-            reached.add(key(r.output))
-    return goal in reached
-
-
-def explain_none(tape: Any, target: Any, source: Any, others: Iterable[Any] | None = None) -> str | None:
-    """Why ``tape.gradient(target, source)`` is (or would be) None; None when it has a gradient.
-
-    The reason starts with one of: "integer dtype", "tape already used", "not watched",
-    "recorded by another tape", "recording stopped", "not connected"; a sentence on how to fix it
-    follows. Uses only the tape's public state (records, watched tensors, recording flag); ``others``
-    are further tapes to look at for "recorded by another tape" (default: every tape gradviz knows).
-    Nothing is computed and the tape is not consumed.
-    """
-    from engine import Variable  # noqa: PLC0415
-
-    tapes = tapeinfo.as_tapes(tape)
-    if len(tapes) != 1:
-        raise TypeError("explain_none: pass one tape (the one whose gradient() gave None).")
-    tp = tapes[0]
-    if source.dtype.kind not in "fc":
-        return (
-            f"integer dtype: the source has dtype {source.dtype}; only floating-point tensors have "
-            "gradients (TensorFlow returns None too). Make it float: eg.cast(x, 'float32') or "
-            "eg.constant(3.0) instead of eg.constant(3)."
-        )
-    if target.dtype.kind not in "fc":
-        return (
-            f"integer dtype: the target has dtype {target.dtype}; ops with integer or bool results "
-            "are not recorded, so no gradient flows through them. Keep the computation in floats."
-        )
-    if tapeinfo.is_used(tp):
-        return (
-            "tape already used: this non-persistent tape has answered its one gradient() call and "
-            "freed its records (asking again raises RuntimeError). Use "
-            "eg.GradientTape(persistent=True) to ask several times, or one tape per gradient."
-        )
-    records = tp.records
-    alias = _alias(records)
-    if alias.get(target.id, target.id) == alias.get(source.id, source.id):
-        return None
-    src = alias.get(source.id, source.id)
-    watched_here = tp.is_watching(source) or src in alias.values()
-    if watched_here and _connected(records, source, target):
-        return None
-    pool = list(others) if others is not None else tapeinfo.known_tapes()
-    for other in pool:
-        if other is tp:
-            continue
-        other_records = other.records
-        other_reads = {r.inputs[0].id for r in other_records if r.op == "read_variable"}
-        if (other.is_watching(source) or source.id in other_reads) and _connected(
-            other_records, source, target
-        ):
-            return (
-                "recorded by another tape: the ops from the source to the target were recorded by a "
-                "different tape, not this one (this tape was not recording while they ran, e.g. an "
-                "inner tape whose block had ended). Ask the tape that recorded them."
-            )
-    if not watched_here:
-        if isinstance(source, Variable):
-            why = (
-                "it is not trainable (trainable=False)"
-                if not source.trainable
-                else "it was not read inside the tape's `with` block"
-            )
-            return (
-                f"not watched: the tape never watched this Variable: {why}. Read it inside the block, "
-                "or call tape.watch(v)."
-            )
-        return (
-            "not watched: the source is a plain tensor the tape does not watch, so the ops on it "
-            "were not recorded. Call tape.watch(x) inside the `with` block (only trainable "
-            "Variables are watched automatically)."
-        )
-    produced = {alias.get(r.output.id, r.output.id) for r in records}
-    last = max((r.output.id for r in records), default=0)
-    if alias.get(target.id, target.id) not in produced and not tp.is_recording and target.id > last:
-        return (
-            "recording stopped: the target was computed when this tape was no longer recording "
-            "(after its `with` block ended, inside tape.stop_recording(), or after gradient() was "
-            "called on it), so the tape has no record of how it was made. Compute it inside the "
-            "block, or ask a tape that was still recording (for a second derivative: the outer one). "
-            "(Told from the order of creation: if the target never used the source at all, they are "
-            "simply not connected.)"
-        )
-    return (
-        "not connected: the target does not depend on the source through any op this tape recorded. "
-        "Check that the target is computed from the source with engine ops (not via .numpy(), "
-        "an integer cast, stop_gradient or Variable.assign)."
-    )
 
 
 # ---- the inspector --------------------------------------------------------------------------------
@@ -167,7 +57,7 @@ class TapeView(View):
         self.labels = tapeinfo.tape_labels(tapes, names)
         self.names = tapeinfo.names_by_id(names)
         self.rows = tapeinfo.merged_records(tapes)
-        self.alias = {r.output.id: r.inputs[0].id for r, _ in self.rows if r.op == "read_variable"}
+        self.alias = variable_reads([r for r, _ in self.rows])
         self.target = target
         self.sources = nest.flatten(sources) if sources is not None else []
         self.row: int | None = None  # the selected row (index into `rows`)
@@ -226,7 +116,7 @@ class TapeView(View):
             reason = explain_none(tp, target, s, others=self.tapes)
             text = ""
             if reason is None and not tapeinfo.is_used(tp):
-                grads = tapeinfo.gradients(tp.records, [target], [s])
+                _, grads = tapeinfo.walk(tp.records, [target], [s])
                 g = grads.get(s.id)
                 text = fmt.full(g.numpy(), threshold=60) if g is not None else ""
             out.append((self.label(s), text, reason))
@@ -312,7 +202,7 @@ class TapeView(View):
         seen: dict[int, Any] = {}
         for r, _ in self.rows:
             for t in (*r.inputs, r.output):
-                if r.op == "read_variable" and t is r.output:
+                if r.is_variable_read and t is r.output:
                     continue
                 seen.setdefault(t.id, t)
         for t in [self.target, *self.sources]:

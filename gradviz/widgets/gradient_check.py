@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ._plotwidget import PlotWidget
+from gradviz.widgets.plot_widget import PlotWidget
 
 __all__ = ["check_gradients", "GradientCheck"]
 
@@ -225,7 +225,7 @@ class GradientCheck(PlotWidget):
     def _figure(self) -> Any:
         from matplotlib.ticker import MaxNLocator
 
-        from ._plot import log_axis, new_figure, palette, style_axes
+        from gradviz.render.plot import log_axis, new_figure, palette, style_axes
 
         colors = palette(self.theme)
         fig = new_figure((8.0, 2.8), theme=self.theme, dpi=80)
@@ -269,14 +269,14 @@ class GradientCheck(PlotWidget):
         return fig
 
     def _draw(self) -> bytes:
-        from ._plot import png_bytes
+        from gradviz.render.plot import png_bytes
 
         if not hasattr(self, "_png_cache"):
             self._png_cache = png_bytes(self._figure())  # the picture does not depend on the controls
         return self._png_cache
 
     def _panel(self, limit: int = 40) -> str:
-        from ._plot import fmt
+        from gradviz.render.plot import fmt
 
         good, bad = "rgba(26,127,55,.13)", "rgba(209,36,47,.16)"
         k = self._input

@@ -7,7 +7,7 @@
 - ``gv.flow(model, loss=lambda: ...)`` or ``gv.flow(grads_and_vars)``: the current gradient magnitude
   of each variable (one step). A model alone (no loss) shows its weights' norms and says what to pass.
 - ``gv.flow(target, tape)``: the computation graph with each edge drawn as wide as the gradient that
-  flows along it (the engine's own VJPs, replayed by `gradviz.trace`).
+  flows along it (read off the engine's own backward steps, `eg.backward_steps`).
 
 >>> import engine as eg, gradviz as gv
 >>> w = eg.Variable([1.0, -2.0], name="dense/kernel")
@@ -35,68 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from ._plotwidget import PlotWidget
-from .edges import edge_attributes, edge_magnitudes
-from .recorder import Recorder
+from gradviz.model.flow_stats import RATIO_GUIDE, STATS, summarise
+from gradviz.model.recorder import Recorder
+from gradviz.render.edges import edge_attributes, edge_magnitudes
+from gradviz.widgets.plot_widget import PlotWidget
 
 __all__ = ["flow", "FlowView", "summarise", "edge_magnitudes", "edge_attributes", "STATS"]
-
-#: What the line panel can show: statistic → axis label.
-STATS = {"norm": "gradient norm ‖g‖", "max": "largest |g|", "update_ratio": "update / weight ‖Δw‖/‖w‖"}
-
-#: The update/weight ratio usually reported as healthy (Karpathy's rule of thumb: about 1e-3).
-RATIO_GUIDE = 1e-3
-
-
-def summarise(rec: Recorder, stat: str, by: str = "layer") -> tuple[list[int], list[str], np.ndarray]:
-    """``(steps, names, values)``: ``values[i, j]`` is ``stat`` at ``steps[i]`` for layer/variable ``j``.
-
-    By layer, the variables of a layer are combined exactly: the norm of the layer's whole gradient
-    (√Σ‖g‖²), the largest |g|, the size-weighted mean, and ‖Δw_layer‖ / ‖w_layer‖ for the ratio.
-    Missing entries are NaN.
-    """
-    if by not in ("layer", "variable"):
-        raise ValueError(f"flow: by must be 'layer' or 'variable', got {by!r}.")
-    if stat not in ("norm", "max", "mean", "update_ratio"):
-        raise ValueError(f"flow: unknown statistic {stat!r}; use norm, max, mean or update_ratio.")
-    steps = sorted({s for v in rec.variable_names for s in rec.gradient_stats(v)["step"]})
-    row = {s: i for i, s in enumerate(steps)}
-    groups = rec.layers() if by == "layer" else {v: [v] for v in rec.variable_names}
-    names = list(groups)
-    values = np.full((len(steps), len(names)), np.nan)
-    for j, members in enumerate(groups.values()):
-        cols: dict[str, np.ndarray] = {}
-        for key in ("norm", "max", "mean", "size", "weight_norm", "update_norm"):
-            m = np.full((len(steps), len(members)), np.nan)
-            for k, var in enumerate(members):
-                st = rec.gradient_stats(var)
-                series = st.get(key)
-                if series is None:
-                    continue
-                for s, v in zip(st["step"], series):
-                    m[row[s], k] = v
-            cols[key] = m
-        with np.errstate(invalid="ignore", divide="ignore"):
-            if stat == "norm":
-                out = np.sqrt(np.sum(cols["norm"] ** 2, axis=1))
-            elif stat == "max":
-                out = np.max(cols["max"], axis=1)
-            elif stat == "mean":
-                out = np.sum(cols["mean"] * cols["size"], axis=1) / np.sum(cols["size"], axis=1)
-            else:
-                if len(members) == 1 and not np.isfinite(cols["weight_norm"]).any():
-                    st = rec.gradient_stats(members[0])  # from an older to_dict(): the ratio alone
-                    out = np.full(len(steps), np.nan)
-                    for s, v in zip(st["step"], st["update_ratio"]):
-                        out[row[s]] = v
-                else:
-                    moved = np.sqrt(np.sum(cols["update_norm"] ** 2, axis=1))
-                    weights = np.sqrt(np.sum(cols["weight_norm"] ** 2, axis=1))
-                    previous = np.concatenate([[np.nan], weights[:-1]])
-                    out = moved / previous
-        values[:, j] = out
-    return steps, names, values
-
 
 def _is_model(obj: Any) -> bool:
     return hasattr(obj, "trainable_variables") and not isinstance(obj, Recorder)
@@ -234,7 +178,7 @@ class FlowView(PlotWidget):
 
     # ---- drawing -------------------------------------------------------------------------------
     def _colors(self, n: int) -> list[Any]:
-        from ._plot import palette
+        from gradviz.render.plot import palette
 
         colors = palette(self.theme)
         if n <= len(colors["series"]):
@@ -247,7 +191,7 @@ class FlowView(PlotWidget):
     def _make_figure(self) -> tuple[Any, dict[str, Any], list[Any]]:
         from matplotlib.ticker import MaxNLocator
 
-        from ._plot import log_axis, new_figure, palette, style_axes, wants_log
+        from gradviz.render.plot import log_axis, new_figure, palette, style_axes, wants_log
 
         colors = palette(self.theme)
         steps, names, norms = self._summary("norm")
@@ -341,7 +285,7 @@ class FlowView(PlotWidget):
         return fig
 
     def _draw(self) -> bytes:
-        from ._plot import Blitter
+        from gradviz.render.plot import Blitter
 
         key = (self._by, self._stat, self._log)
         if key not in self._figs:
@@ -372,7 +316,7 @@ class FlowView(PlotWidget):
         return out
 
     def _panel(self) -> str:
-        from ._plot import fmt
+        from gradviz.render.plot import fmt
 
         steps, names, norms = self._summary("norm")
         ratios = self._summary("update_ratio")[2]
@@ -407,7 +351,7 @@ def _short(name: str, width: int = 28) -> str:
 
 def flow_graph(target: Any, tape: Any = None, names: Any = None, theme: str = "auto") -> Any:
     """``gv.graph(target, tape, names)`` with each edge as wide as the gradient flowing along it."""
-    from .graph import GraphView, graph
+    from gradviz.widgets.graph_view import GraphView, graph
 
     base = graph(target, tape, names=names, theme=theme)
     return GraphView(base.full_model, show=base.show, theme=theme, rankdir=base.rankdir, edge_magnitude=True)
@@ -466,4 +410,3 @@ def flow(source: Any, tape: Any = None, *, loss: Any = None, names: Any = None, 
         f"flow: cannot show {type(source).__name__}; pass a gv.Recorder, a model with loss=..., a list of "
         "(gradient, variable) pairs, or a target tensor with its tape."
     )
-

@@ -2,11 +2,11 @@
 
 Nodes are Graphviz records (the WebAssembly Graphviz has no HTML-like labels): a tensor is
 ``x = 2.0 | grad 4.0 | ()``, an op is a small oval with its name. Colours that differ inside one
-label (the gradient's) are applied to the SVG afterwards (`gradviz.svg.restyle`), from the
+label (the gradient's) are applied to the SVG afterwards (`gradviz.render.svg.restyle`), from the
 ``text_styles`` this module returns beside the DOT text.
 
 >>> import engine as eg
->>> from gradviz.model import build_model
+>>> from gradviz.model.graph_model import build_model
 >>> x = eg.constant(3.0)
 >>> with eg.GradientTape() as tape:
 ...     tape.watch(x)
@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import fmt
-from .model import GraphModel, Node
-from .theme import Palette, palette
+from gradviz.model.graph_model import GraphModel, Node
+from gradviz.render import fmt
+from gradviz.render.theme import Palette, palette
 
 __all__ = ["Drawing", "to_dot", "escape_text", "escape_record", "DEFAULT_SHOW", "MAX_DRAWN_NODES"]
 

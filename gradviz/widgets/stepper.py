@@ -4,8 +4,8 @@ Step 0 seeds d target / d target = 1. Each later step takes one recorded op, las
 gradient arriving at its output (upstream) times the op's local derivative gives each input's
 contribution; a tensor that feeds several ops adds up their contributions (the accumulation is
 shown). The graph highlights the op (orange), where the gradient comes from (red) and where it goes
-(green); gradients not yet complete read "grad ?". All numbers come from the engine's own VJPs
-(`gradviz.trace`), computed once when the view is made.
+(green); gradients not yet complete read "grad ?". The steps are the engine's own
+(``eg.backward_steps``: ``.steps`` is that list), and each shows its primitive's own rule text.
 
 >>> import engine as eg, gradviz as gv
 >>> x = eg.constant(3.0)
@@ -15,58 +15,43 @@ shown). The graph highlights the op (orange), where the gradient comes from (red
 >>> bp = gv.backprop(tape, y, [x], names={"x": x, "y": y})
 >>> bp.go(2); bp.op
 'multiply'
->>> "accumulate" in bp.panel       # x feeds both ops: 3.0 (from +) + 6.0 (from ×)
+>>> "accumulate" in bp.panel       # x feeds both ops: 1.0 (from +), then 3.0 and 3.0 (from ×)
+True
+>>> all(isinstance(s, eg.BackwardStep) for s in bp.steps)
 True
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from . import fmt, tapeinfo
-from .graph import GraphView
-from .model import OP_SYMBOLS, build_model
-from .svg import strip_prolog
-from .trace import Step, backward_steps
-from .widget_base import View, esc, svg_widget_class
+import numpy as np
 
-__all__ = ["backprop", "BackpropView", "LOCAL_RULES"]
+from gradviz.model import tapeinfo
+from gradviz.model.graph_model import build_model
+from gradviz.render import fmt
+from gradviz.render.svg import strip_prolog
+from gradviz.widgets.base import View, esc, svg_widget_class
+from gradviz.widgets.graph_view import GraphView
 
-# How each op's local derivative reads, for the panel (the numbers always come from the engine).
-LOCAL_RULES: dict[str, tuple[str, ...]] = {
-    "add": ("1", "1"),
-    "subtract": ("1", "−1"),
-    "multiply": ("{1}", "{0}"),
-    "divide": ("1/{1}", "−{0}/{1}²"),
-    "pow": ("{1}·{0}^({1}−1)", "{0}^{1}·ln {0}"),
-    "negative": ("−1",),
-    "exp": ("exp({0}) = {y}",),
-    "log": ("1/{0}",),
-    "log1p": ("1/(1 + {0})",),
-    "sqrt": ("1/(2·{y})",),
-    "square": ("2·{0}",),
-    "sin": ("cos {0}",),
-    "cos": ("−sin {0}",),
-    "tan": ("1 + {y}²",),
-    "tanh": ("1 − {y}²",),
-    "sigmoid": ("{y}·(1 − {y})",),
-    "relu": ("1 where {0} > 0, else 0",),
-    "softplus": ("sigmoid({0})",),
-    "abs": ("sign({0})",),
-    "maximum": ("1 where {0} ≥ {1}", "1 where {1} > {0}"),
-    "minimum": ("1 where {0} ≤ {1}", "1 where {1} < {0}"),
-    "clip": ("1 inside the bounds, else 0",),
-    "matmul": ("upstream @ {1}ᵀ", "{0}ᵀ @ upstream"),
-    "sum": ("upstream copied to every summed element",),
-    "mean": ("upstream / n, copied to every element",),
-    "reshape": ("upstream reshaped back",),
-    "transpose": ("upstream transposed back",),
-    "broadcast_to": ("upstream summed over the copies",),
-    "getitem": ("upstream placed at the indexed positions, 0 elsewhere",),
-    "max": ("upstream at the maximum (split among ties)",),
-    "min": ("upstream at the minimum (split among ties)",),
-}
+if TYPE_CHECKING:
+    from engine import BackwardStep
+
+__all__ = ["backprop", "BackpropView", "Arrival"]
+
+@dataclass
+class Arrival:
+    """What one input receives at one step, with the running total it joins (host arrays, for display)."""
+
+    index: int  # the input's position in the record
+    key: int  # the node it is drawn as (a Variable's read folds into the Variable)
+    value: np.ndarray  # the contribution: the step's own, from the engine
+    local: np.ndarray | None  # ∂output/∂input per element, for an elementwise op of unchanged shape
+    before: np.ndarray | None  # the running gradient before this step (None: first arrival)
+    after: np.ndarray  # ... and after adding the contribution
+    complete: bool  # no later step adds to it
 
 
 def backprop(
@@ -92,7 +77,7 @@ class BackpropView(View):
         names: Mapping[str, Any] | None = None,
         theme: str = "auto",
     ):
-        from engine import Tensor, nest  # noqa: PLC0415
+        from engine import Tensor, backward_steps, nest  # noqa: PLC0415
 
         tapes = tapeinfo.as_tapes(tape)
         records = [r for r, _ in tapeinfo.merged_records(tapes)]
@@ -108,28 +93,61 @@ class BackpropView(View):
         self._names = tapeinfo.names_by_id(names)
         self.graph = GraphView(build_model(target, tapes, names=names), theme=theme)
         model = self.graph.full_model
-        self.steps: list[Step]
-        reads = {r.inputs[0].id for r in model.records if r.op == "read_variable"}
+        reads = {r.inputs[0].id for r in model.records if r.is_variable_read}
         watched = [s for s in self.sources if s.id in reads or any(tp.is_watching(s) for tp in tapes)]
-        self.steps, grads = backward_steps(model.records, [target], watched)
-        self.gradients = {
-            s.id: (grads.get(model.alias.get(s.id, s.id)) if s.dtype.kind in "fc" else None) for s in watched
-        }
+        with tapeinfo.quiet():
+            self.steps: list[BackwardStep] = list(backward_steps(list(model.records), [target], watched))
+        self._arrivals, self.gradients = self._accumulate(watched)
         self._producers = {model.alias.get(r.output.id, r.output.id): r for r in model.records}
         self.position = 0
         self._panels: dict[int, str] = {}
         self._show()
 
+    def _accumulate(self, watched: list[Any]) -> tuple[list[list[Arrival]], dict[int, Any]]:
+        """Each step's arrivals with running totals, and each source's gradient: the sums of the
+        contributions the engine's steps report (no gradient is computed here)."""
+        from engine import Tensor, add  # noqa: PLC0415
+
+        alias = self.graph.full_model.alias
+        key = lambda t: alias.get(t.id, t.id)  # noqa: E731
+        remaining: dict[int, int] = {}
+        for step in self.steps:
+            for x, c in zip(step.record.inputs, step.contributions):
+                if c is not None:
+                    remaining[key(x)] = remaining.get(key(x), 0) + 1
+        totals: dict[int, Tensor] = {key(self.target): _ones_like(self.target)}
+        done = {k for k in totals if remaining.get(k, 0) == 0}
+        arrivals, self._complete = [], []
+        with tapeinfo.quiet():
+            for step in self.steps:
+                here = []
+                for i, (x, c) in enumerate(zip(step.record.inputs, step.contributions)):
+                    if c is None:
+                        continue
+                    k = key(x)
+                    prev = totals.get(k)
+                    totals[k] = c if prev is None else add(prev, c)
+                    remaining[k] -= 1
+                    if remaining[k] == 0:
+                        done.add(k)
+                    here.append(Arrival(i, k, c.numpy(), _local(step, i),
+                                        None if prev is None else prev.numpy(), totals[k].numpy(),
+                                        remaining[k] == 0))
+                arrivals.append(here)
+                self._complete.append(frozenset(done))
+        grads = {s.id: (totals.get(key(s)) if s.dtype.kind in "fc" else None) for s in watched}
+        return arrivals, grads
+
     # ---- state -------------------------------------------------------------------------------------
     @property
-    def step(self) -> Step | None:
+    def step(self) -> BackwardStep | None:
         """The step shown now (None at position 0, the seed)."""
         return self.steps[self.position - 1] if self.position > 0 else None
 
     @property
     def op(self) -> str | None:
         """The op highlighted now (None at the seed)."""
-        return self.step.op if self.step is not None else None
+        return self.step.record.op if self.step is not None else None
 
     @property
     def highlighted(self) -> str | None:
@@ -166,7 +184,8 @@ class BackpropView(View):
         g, pal, model = self.graph, self.graph.palette, self.graph.full_model
         g.highlight, g.edge_highlight, g.text_overrides = {}, {}, {}
         complete = (
-            self.step.complete if self.step is not None else {model.alias.get(self.target.id, self.target.id)}
+            self._complete[self.position - 1] if self.step is not None
+            else {model.alias.get(self.target.id, self.target.id)}
         )
         drawing = g.drawing
         for nid, node in model.nodes.items():
@@ -184,12 +203,14 @@ class BackpropView(View):
             tid = model.tensor_id(self.target.id)
             g.highlight[tid] = {"stroke": pal.upstream, "stroke-width": "3"}
             return
-        oid = f"o{step.record.op_id}"
-        out = f"t{step.output_key}"
-        g.highlight[oid] = {"stroke": pal.highlight, "stroke-width": "3.5"}
+        out = f"t{model.alias.get(step.record.output.id, step.record.output.id)}"
         g.highlight[out] = {"stroke": pal.upstream, "stroke-width": "3"}
+        if step.record.is_variable_read:  # drawn folded into the Variable's node: no op node
+            return
+        oid = f"o{step.record.op_id}"
+        g.highlight[oid] = {"stroke": pal.highlight, "stroke-width": "3.5"}
         g.edge_highlight[(oid, out)] = {"stroke": pal.upstream, "fill": pal.upstream, "stroke-width": "2.5"}
-        for c in step.contributions:
+        for c in self._arrivals[self.position - 1]:
             src = f"t{c.key}"
             g.highlight[src] = {"stroke": pal.receive, "stroke-width": "3"}
             g.edge_highlight[(src, oid)] = {"stroke": pal.receive, "fill": pal.receive, "stroke-width": "2.5"}
@@ -217,8 +238,8 @@ class BackpropView(View):
         if record is None or depth == 0:
             return fmt.short(node.value) if node is not None and node.value is not None and node.leaf else "…"
         args = [self._name(model.alias.get(x.id, x.id), depth - 1) for x in record.inputs]
-        sym = OP_SYMBOLS.get(record.op)
-        if sym and len(args) == 2 and len(sym) == 1:
+        sym = record.primitive.symbol
+        if len(args) == 2 and len(sym) == 1:
             return f"({args[0]} {sym} {args[1]})"
         return f"{record.op}({', '.join(args)})"
 
@@ -233,37 +254,35 @@ class BackpropView(View):
             )
         s = self.steps[position - 1]
         r = s.record
-        outname = esc(self._name(s.output_key))
-        ins = ", ".join(esc(self._name(self.graph.full_model.alias.get(x.id, x.id))) for x in r.inputs)
-        named = self.graph.full_model.nodes.get(f"t{s.output_key}")
+        alias = self.graph.full_model.alias
+        out_key = alias.get(r.output.id, r.output.id)
+        outname = esc(self._name(out_key))
+        ins = ", ".join(esc(self._name(alias.get(x.id, x.id))) for x in r.inputs)
+        named = self.graph.full_model.nodes.get(f"t{out_key}")
         head = f"{outname} = " if named is not None and named.name else ""
+        upstream = s.upstream[0].numpy()
         parts = [
             f"<div><b>Step {position} of {n}: {esc(r.op)}</b> (op #{r.op_id}): "
             f"{head}{esc(r.op)}({ins})</div>",
-            f"<div style='margin-top:4px'>upstream d {tname} / d {outname} = "
-            f"<code>{esc(_val(s.upstream))}</code></div>",
+            f"<div style='margin-top:4px'>rule: <code>{esc(r.primitive.rule)}</code> "
+            f"(g: the upstream gradient{', y: the output' if 'y' in r.primitive.rule else ''})</div>",
+            f"<div style='margin-top:4px'>upstream g = d {tname} / d {outname} = "
+            f"<code>{esc(_val(upstream))}</code></div>",
         ]
-        rules = LOCAL_RULES.get(r.op, ())
-        in_names = [self._name(self.graph.full_model.alias.get(x.id, x.id)) for x in r.inputs]
-        for c in s.contributions:
+        for c in self._arrivals[position - 1]:
             cname = esc(self._name(c.key))
-            rule = rules[c.index] if c.index < len(rules) else (rules[0] if len(rules) == 1 else "")
-            try:
-                rule = rule.format(*in_names, y=self._name(s.output_key))
-            except (IndexError, KeyError):
-                pass
-            rule_txt = f" = {esc(rule)}" if rule else ""
-            up, contrib = _code(s.upstream), _code(c.value)
+            arg = esc(r.primitive.inputs[min(c.index, len(r.primitive.inputs) - 1)])
+            up, contrib = _code(upstream), _code(c.value)
             if c.local is not None:
                 local = _code(c.local)
                 line = (
-                    f"→ <b>{cname}</b>: local d {outname} / d {cname}{rule_txt} = {local}; "
+                    f"→ <b>{cname}</b> (∂{arg}): local d {outname} / d {cname} = {local}; "
                     f"upstream × local = {up} × {local} = {contrib}"
                 )
             else:
                 line = (
-                    f"→ <b>{cname}</b>: contribution = the op's vector-Jacobian product of the upstream"
-                    f"{rule_txt}: <code>{esc(_val(c.value))}</code> {esc(fmt.shape_text(c.value.shape))}"
+                    f"→ <b>{cname}</b> (∂{arg}): contribution <code>{esc(_val(c.value))}</code> "
+                    f"{esc(fmt.shape_text(c.value.shape))}"
                 )
             if c.before is not None:
                 before = _code(c.before)
@@ -271,7 +290,7 @@ class BackpropView(View):
                     f"<br>&nbsp;&nbsp;accumulate: {cname} already had {before} from a later op; "
                     f"{before} + {contrib} = {_code(c.after)}"
                 )
-            if c.key not in s.complete:
+            if not c.complete:
                 line += "<br>&nbsp;&nbsp;(more contributions to come: it feeds other ops too)"
             parts.append(f"<div style='margin-top:4px'>{line}</div>")
         parts.append(self._summary(final=position == n))
@@ -280,7 +299,7 @@ class BackpropView(View):
     def _summary(self, final: bool) -> str:
         if not final:
             return ""
-        from .tape_view import explain_none  # noqa: PLC0415
+        from gradviz.model.explain import explain_none  # noqa: PLC0415
 
         items = []
         for s in self.sources:
@@ -353,3 +372,26 @@ def _reason(explain: Any, tapes: list[Any], target: Any, source: Any) -> str:
         if reason:
             return reason
     return "not connected to the target."
+
+
+def _ones_like(t: Any) -> Any:
+    from engine import ones_like  # noqa: PLC0415
+
+    return ones_like(t)
+
+
+def _local(step: Any, i: int) -> np.ndarray | None:
+    """∂y/∂x_i per element, for an elementwise primitive whose input i has the output's shape: the
+    primitive's own VJP applied to ones, kept only when upstream × local equals the step's contribution."""
+    r, c = step.record, step.contributions[i]
+    x = r.inputs[i]
+    if not r.primitive.elementwise or x.shape != r.output.shape or x.dtype.kind not in "fc":
+        return None
+    local = r.primitive.vjp(i, _ones_like(r.output), r.output, r.inputs, r.params)
+    if local is None or local.shape != x.shape:
+        return None
+    local = local.numpy()
+    with np.errstate(all="ignore"):
+        if not np.allclose(step.upstream[0].numpy() * local, c.numpy(), rtol=1e-5, atol=1e-6, equal_nan=True):
+            return None
+    return local

@@ -32,13 +32,13 @@ class View:
 
     def to_png(self, scale: float = 2.0) -> bytes:
         """The current state as PNG bytes (default: the SVG, drawn with matplotlib)."""
-        from .render import render_png  # noqa: PLC0415
+        from gradviz.render.graphviz import render_png  # noqa: PLC0415
 
         return render_png(self.to_svg(), scale=scale)
 
     def to_html(self) -> str:
         """The current state as an HTML fragment (default: the inline SVG)."""
-        from .svg import strip_prolog  # noqa: PLC0415
+        from gradviz.render.svg import strip_prolog  # noqa: PLC0415
 
         return f'<div class="gradviz">{strip_prolog(self.to_svg())}</div>'
 
@@ -58,7 +58,7 @@ class View:
 
     def _repr_svg_(self) -> str | None:
         try:
-            from .svg import strip_prolog  # noqa: PLC0415
+            from gradviz.render.svg import strip_prolog  # noqa: PLC0415
 
             return strip_prolog(self.to_svg())
         except NotImplementedError:

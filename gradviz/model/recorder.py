@@ -326,7 +326,7 @@ class Recorder:
         """
         from matplotlib.ticker import MaxNLocator
 
-        from ._plot import log_axis, new_figure, palette, style_axes
+        from gradviz.render.plot import log_axis, new_figure, palette, style_axes
 
         chosen = list(names) if names is not None else self.scalar_names
         missing = [n for n in chosen if n not in self._scalars]

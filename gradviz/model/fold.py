@@ -10,7 +10,7 @@ stay in sight. Nothing here draws; `GraphModel.collapse` turns a plan plus the s
 into the model that is drawn.
 
 >>> import engine as eg
->>> from gradviz.model import build_model
+>>> from gradviz.model.graph_model import build_model
 >>> x = eg.constant(0.5)
 >>> with eg.GradientTape() as tape:
 ...     tape.watch(x)

@@ -29,7 +29,7 @@ __all__ = [
     "names_by_id",
     "tape_labels",
     "no_records_error",
-    "gradients",
+    "walk",
 ]
 
 _SEEN: weakref.WeakSet = weakref.WeakSet()
@@ -145,16 +145,19 @@ def tape_labels(tapes: list[Any], names: Mapping[str, Any] | None) -> list[str]:
     return [by_obj.get(id(t), f"tape {k + 1}") for k, t in enumerate(tapes)]
 
 
-def gradients(records: list[Any], targets: list[Any], sources: list[Any]) -> dict[int, Any]:
-    """Tensor id → d sum(targets) / d tensor, summed from the engine's backward steps (never walked here).
+def walk(records: list[Any], targets: list[Any], sources: list[Any]) -> tuple[list[Any], dict[int, Any]]:
+    """The engine's backward steps over ``records`` (``eg.backward_steps``), and tensor id → d sum(targets)
+    / d tensor for every tensor that received a contribution: the sums of the contributions the steps
+    report (nothing is differentiated here). User tapes do not record any of it.
 
     >>> import engine as eg
     >>> x = eg.constant(3.0)
     >>> with eg.GradientTape() as t:
     ...     t.watch(x)
     ...     y = x * x
-    >>> float(gradients(t.records, [y], [x])[x.id])
-    6.0
+    >>> steps, grads = walk(t.records, [y], [x])
+    >>> [s.record.op for s in steps], float(grads[x.id])
+    (['multiply'], 6.0)
     """
     from engine import add, backward_steps, ones_like  # noqa: PLC0415
 
@@ -162,11 +165,12 @@ def gradients(records: list[Any], targets: list[Any], sources: list[Any]) -> dic
     with quiet():
         for t in targets:
             grads[t.id] = add(grads[t.id], ones_like(t)) if t.id in grads else ones_like(t)
-        for step in backward_steps(list(records), targets, sources):
+        steps = list(backward_steps(list(records), targets, sources))
+        for step in steps:
             for x, c in zip(step.record.inputs, step.contributions):
                 if c is not None:
                     grads[x.id] = add(grads[x.id], c) if x.id in grads else c
-    return grads
+    return steps, grads
 
 
 def no_records_error(where: str, tape: Any) -> ValueError:

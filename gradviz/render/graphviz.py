@@ -6,7 +6,7 @@
 
 ``GRADVIZ_RENDERER=dot|wasm`` forces one. The wasm module's machine code is cached on disk (under
 ``$XDG_CACHE_HOME/gradlab``), so only the very first render pays the ~2 s compile.
-PNG is drawn from the SVG by `gradviz.raster` (matplotlib), so both look the same.
+PNG is drawn from the SVG by `gradviz.render.raster` (matplotlib), so both look the same.
 
 >>> svg = render_svg('digraph { a -> b }')
 >>> svg.lstrip().startswith("<?xml") or svg.lstrip().startswith("<svg")
@@ -124,7 +124,7 @@ def render_svg(source: str) -> str:
 
 def render_png(svg: str, scale: float = 2.0) -> bytes:
     """PNG bytes for an SVG made by `render_svg` (drawn with matplotlib; ``scale`` × 72 dpi)."""
-    from .raster import svg_to_png  # noqa: PLC0415
+    from gradviz.render.raster import svg_to_png  # noqa: PLC0415
 
     return svg_to_png(svg, scale=scale)
 

@@ -3,7 +3,7 @@
 Built from a tape's records (what `GradientTape.records` holds), keeping the ops that the target
 depends on. A Variable and the snapshots its reads produced are one node. Gradients come from the
 engine's own backward pass over the same records (the tape itself is not consumed). Large graphs
-collapse into groups: layers / name scopes, then runs of ops (`GraphModel.collapse`, `gradviz.fold`).
+collapse into groups: layers / name scopes, then runs of ops (`GraphModel.collapse`, `gradviz.model.fold`).
 
 >>> import engine as eg
 >>> x = eg.constant(2.0)
@@ -25,20 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from . import tapeinfo
+from gradviz.model import tapeinfo
+from gradviz.model.explain import variable_reads
 
-__all__ = ["Node", "Edge", "GraphModel", "build_model", "COLLAPSE_THRESHOLD", "OP_SYMBOLS"]
+__all__ = ["Node", "Edge", "GraphModel", "build_model", "COLLAPSE_THRESHOLD"]
 
 COLLAPSE_THRESHOLD = 150  # graphs with more nodes collapse by scope unless told otherwise
-OP_SYMBOLS = {
-    "add": "+",
-    "subtract": "−",
-    "multiply": "×",
-    "divide": "÷",
-    "matmul": "@",
-    "negative": "neg",
-    "pow": "pow",
-}
 
 
 @dataclass
@@ -141,8 +133,8 @@ class GraphModel:
         return sorted({n.device for n in self.nodes.values() if n.device})
 
     def fold_plan(self, max_nodes: int = COLLAPSE_THRESHOLD) -> Any:
-        """How this graph folds into groups (`gradviz.fold.fold_plan`; computed once per ``max_nodes``)."""
-        from .fold import fold_plan  # noqa: PLC0415
+        """How this graph folds into groups (`gradviz.model.fold.fold_plan`; once per ``max_nodes``)."""
+        from gradviz.model.fold import fold_plan  # noqa: PLC0415
 
         if max_nodes not in self._plans:
             self._plans[max_nodes] = fold_plan(self, max_nodes=max_nodes)
@@ -234,14 +226,15 @@ def build_model(
     labels = tapeinfo.tape_labels(tapes, names)
     targets = _flatten_targets(target)
 
-    alias = {r.output.id: r.inputs[0].id for r, _ in merged if r.op == "read_variable"}
+    alias = variable_reads([r for r, _ in merged])
 
     def key(t: Any) -> int:
         return alias.get(t.id, t.id)
 
     produced = {key(r.output) for r, _ in merged}
+    grads: dict[int, Any] = {}
     if targets:
-        kept = _ancestors(merged, {key(t) for t in targets}, key)
+        kept, grads = _on_backward_path(merged, targets)
         for t in targets:
             if key(t) not in produced and not any(key(i) == key(t) for r, _ in kept for i in r.inputs):
                 raise ValueError(
@@ -284,7 +277,7 @@ def build_model(
         return nid
 
     for r, tape_idx in kept:
-        if r.op == "read_variable":  # the Variable's node shows the value that was read
+        if r.is_variable_read:  # the Variable's node shows the value that was read
             nid = tensor_node(r.inputs[0], r.op_id, leaf=True)
             if nodes[nid]._value is None:
                 nodes[nid]._value = r.output.numpy()
@@ -294,7 +287,7 @@ def build_model(
         nodes[oid] = Node(
             id=oid,
             kind="op",
-            label=OP_SYMBOLS.get(r.op, r.op),
+            label=r.primitive.symbol,
             record=r,
             tapes=tuple(labels[k] for k in tape_idx),
             order=r.op_id,
@@ -321,7 +314,7 @@ def build_model(
     )
     _assign_scopes(model)
     if grads and targets:
-        _attach_gradients(model, [r for r, _ in kept], targets, key)
+        _attach_gradients(model, grads)
     return model
 
 
@@ -339,28 +332,19 @@ def _flatten_targets(target: Any) -> list[Any]:
     return flat
 
 
-def _ancestors(merged: list, wanted: set[int], key: Any) -> list:
-    """The records on a path into ``wanted``, in execution order."""
-    need = set(wanted)
-    kept = []
-    for r, tape_idx in reversed(merged):
-        if key(r.output) in need:
-            kept.append((r, tape_idx))
-            need.update(key(x) for x in r.inputs)
-    kept.reverse()
-    return kept
+def _on_backward_path(merged: list, targets: list) -> tuple[list, dict[int, Any]]:
+    """The records the engine's backward walk visits from ``targets`` (every recorded float input a
+    source), in execution order, and the gradients it gives each tensor: gradviz draws what backprop
+    does, and walks nothing itself."""
+    records = [r for r, _ in merged]
+    sources = {t.id: t for r in records for t in r.inputs if t.dtype.kind in "fc"}
+    steps, grads = tapeinfo.walk(records, targets, list(sources.values()))
+    visited = {step.record.op_id for step in steps}
+    return [(r, k) for r, k in merged if r.op_id in visited], grads
 
 
-def _attach_gradients(model: GraphModel, records: list, targets: list, key: Any) -> None:
-    """d sum(targets) / d node for every tensor node, from the engine's backward pass."""
-    source_ids = [
-        n.tensor.id
-        for n in model.nodes.values()
-        if n.kind == "tensor" and (not n.leaf or n.watched) and n.dtype.startswith(("float", "complex"))
-    ]
-    wanted = {i: None for i in source_ids + [r.output.id for r in records]}
-    sources = [t for r in records for t in (*r.inputs, r.output) if t.id in wanted]
-    grads = tapeinfo.gradients(records, targets, sources)
+def _attach_gradients(model: GraphModel, grads: dict[int, Any]) -> None:
+    """d sum(targets) / d node for every float tensor node that is computed or watched."""
     for n in model.nodes.values():
         if n.kind != "tensor" or not n.dtype.startswith(("float", "complex")):
             continue

@@ -1,0 +1,6 @@
+"""The widget layer: one module per widget, each a thin view over the model and the renderers.
+
+`graph_view` (gv.graph), `tape_inspector` (gv.tape), `stepper` (gv.backprop), `flow_view` (gv.flow),
+`clipping_lab` (gv.clipping), `descent_trace` (gv.descent), `gradient_check` (gv.check_gradients);
+`base` and `plot_widget` are what they share.
+"""
