@@ -20,7 +20,7 @@ class DescentPlots:
     # ---- the box (axes limits) and the background ------------------------------------------------
     def _layout_box(self) -> None:
         """Axes limits from the start and the paths at the first learning rate; f on a grid there."""
-        trajs = [self.trajectory(n) for n in self._selected]
+        trajs = [self.trajectory(n) for n in self.selected]
         pts = np.concatenate([t.points.reshape(len(t.points), -1) for t in trajs])
         losses = np.concatenate([t.losses for t in trajs])
         start_loss = trajs[0].losses[0]
@@ -182,13 +182,13 @@ class DescentPlots:
         """The artists that change with the learning rate and the selection (not with the step)."""
         from gradviz.render.plot import palette
 
-        key = (self._lr, self.selected)
+        key = (self.learning_rate, self.selected)
         if art["overlay_key"] == key:
             return
         art["overlay_key"] = key
         notes = []
         for name, a in art["paths"].items():
-            shown = name in self._selected
+            shown = name in self.selected
             for artist in a.values():
                 artist.set_visible(shown)
             if not shown:
@@ -215,9 +215,9 @@ class DescentPlots:
             if blitter is not None and art["legend"] in blitter.overlay:
                 blitter.overlay.remove(art["legend"])
             art["legend"] = None
-        if self._selected:
-            handles = [art["paths"][n]["ldone"] for n in self._selected]
-            legend = axl.legend(handles, list(self._selected), loc="lower right", bbox_to_anchor=(1.0, 1.0),
+        if self.selected:
+            handles = [art["paths"][n]["ldone"] for n in self.selected]
+            legend = axl.legend(handles, list(self.selected), loc="lower right", bbox_to_anchor=(1.0, 1.0),
                                 ncol=len(handles), fontsize=8, frameon=False, borderaxespad=0.2,
                                 handlelength=1.2, columnspacing=0.8, labelcolor=palette(self.theme)["text"])
             art["legend"] = legend
@@ -228,8 +228,8 @@ class DescentPlots:
     def _update(self, art: dict[str, Any], blitter: Any = None) -> None:
         """Point every artist at the current state (the overlay only when it changed)."""
         self._update_overlay(art, blitter)
-        k_shown = self._step
-        for name in self._selected:
+        k_shown = self.step
+        for name in self.selected:
             a = art["paths"][name]
             traj = self.trajectory(name)
             pts = traj.points
@@ -248,7 +248,7 @@ class DescentPlots:
                     tx = np.array([xs[k] - half, xs[k] + half])
                     a["tangent"].set_data(tx, losses[k] + float(g) * (tx - xs[k]))
                     # one path: the tangent stands out in the highlight colour; several: each its own
-                    alone = len(self._selected) == 1
+                    alone = len(self.selected) == 1
                     a["tangent"].set_color(art["highlight"] if alone else a["done"].get_color())
                 else:
                     a["tangent"].set_data([], [])

@@ -15,13 +15,20 @@ import html
 from pathlib import Path
 from typing import Any
 
+import traitlets
+
 __all__ = ["View", "svg_widget_class", "page", "info_table", "esc"]
 
 esc = html.escape
 
 
-class View:
-    """Base class of gradviz's widgets (see the module docstring)."""
+class View(traitlets.HasTraits):
+    """Base class of gradviz's widgets (see the module docstring).
+
+    A widget's state is declared once, as traits (``step = traitlets.Int()``) checked by
+    ``@traitlets.validate`` methods that raise a clear ValueError; its controls are linked to those
+    traits (`link_control`), so code and controls change the same state.
+    """
 
     _widget: Any = None
 
@@ -44,6 +51,15 @@ class View:
 
     def _build_widget(self) -> Any:
         raise NotImplementedError
+
+    def link_control(self, name: str, control: Any, transform: tuple[Any, Any] | None = None) -> Any:
+        """Keep the trait ``name`` and ``control.value`` equal in both directions (``transform``: the
+        functions trait → control value and back, when they differ); returns the control."""
+        if transform is None:
+            traitlets.link((self, name), (control, "value"))
+        else:
+            traitlets.link((self, name), (control, "value"), transform=transform)
+        return control
 
     # ---- shared behaviour ---------------------------------------------------------------------
     @property

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import traitlets
 
 from gradviz.model.clip_results import CALLS, MAX_ARROWS, METHODS, ClipResult, clip_gradients, parse_gradients
 from gradviz.widgets.plot_widget import PlotWidget
@@ -46,8 +47,6 @@ class ClippingLab(PlotWidget):
     def __init__(self, grads: Any, threshold: float | None = None, method: str = "global norm",
                  names: Sequence[str] | None = None, view: str | None = None, theme: str | None = None):
         super().__init__(theme)
-        if method not in METHODS:
-            raise ValueError(f"clipping: unknown method {method!r}; choose one of {', '.join(METHODS)}.")
         self.grads, self.names = parse_gradients(grads, names)
         self._cache: dict[tuple[str, float], ClipResult] = {}
         first = clip_gradients(self.grads, "global norm", 1.0)
@@ -74,47 +73,41 @@ class ClippingLab(PlotWidget):
         self._slider_max = _nice(1.5 * top)
         if threshold is None:
             threshold = _nice(0.5 * self._global) if math.isfinite(self._global) and self._global > 0 else 1.0
-        if not float(threshold) > 0:
-            raise ValueError(f"clipping: the threshold must be > 0, got {threshold!r}.")
-        self._slider_max = max(self._slider_max, float(threshold))
-        self._method = method
-        self._threshold = float(threshold)
         self._fig: Any = None
         self._artists: dict[str, Any] = {}
+        self.threshold = threshold  # checked by _check_threshold
+        self._slider_max = max(self._slider_max, self.threshold)
+        self.method = method
 
-    # ---- state ---------------------------------------------------------------------------------
-    @property
-    def method(self) -> str:
-        return self._method
+    # ---- state: declared once, checked once ----------------------------------------------------------
+    method = traitlets.Unicode("global norm")
+    threshold = traitlets.Float(1.0)
 
-    @method.setter
-    def method(self, value: str) -> None:
+    @traitlets.validate("method")
+    def _check_method(self, proposal: Any) -> str:
+        value = proposal["value"]
         if value not in METHODS:
             raise ValueError(f"clipping: unknown method {value!r}; choose one of {', '.join(METHODS)}.")
-        self._method = value
-        self._set_control("method", value)
-        self._changed()
+        return value
 
-    @property
-    def threshold(self) -> float:
-        return self._threshold
-
-    @threshold.setter
-    def threshold(self, value: float) -> None:
-        value = float(value)
-        if not value > 0:
-            raise ValueError(f"clipping: the threshold must be > 0, got {value!r}.")
+    @traitlets.validate("threshold")
+    def _check_threshold(self, proposal: Any) -> float:
+        value = float(proposal["value"])
+        if not value > 0 or not math.isfinite(value):
+            raise ValueError(f"clipping: the threshold must be > 0 and finite, got {value!r}.")
         slider = self._controls_by_name.get("threshold")
         if slider is not None and value > slider.max:
-            slider.max = value
-        self._threshold = value
-        self._set_control("threshold", value)
+            slider.max = value  # a threshold beyond the slider's end: the slider grows
+        return value
+
+    @traitlets.observe("method", "threshold")
+    def _state_changed(self, change: Any) -> None:
         self._changed()
 
     @property
     def result(self) -> ClipResult:
         """The clipping at the current method and threshold (cached)."""
-        key = (self._method, self._threshold)
+        key = (self.method, self.threshold)
         if key not in self._cache:
             if len(self._cache) > 256:
                 self._cache.clear()
@@ -125,29 +118,18 @@ class ClippingLab(PlotWidget):
     def _controls(self) -> dict[str, Any]:
         import ipywidgets as w
 
-        method = w.Dropdown(options=list(METHODS), value=self._method, description="method",
+        method = w.Dropdown(options=list(METHODS), value=self.method, description="method",
                             layout=w.Layout(width="230px"))
         # A step that divides the starting threshold exactly: the browser snaps a slider's value to its
         # steps and sends it back, so a threshold between two steps would change when shown.
         step = self._slider_max / 400
-        if self._threshold > 0:
-            step = self._threshold / max(1, round(self._threshold / step))
-        threshold = w.FloatSlider(value=self._threshold, min=step, max=max(self._slider_max, self._threshold),
+        if self.threshold > 0:
+            step = self.threshold / max(1, round(self.threshold / step))
+        threshold = w.FloatSlider(value=self.threshold, min=step, max=max(self._slider_max, self.threshold),
                                   step=step, description="threshold", readout_format=".3g",
                                   continuous_update=True, layout=w.Layout(width="420px"))
-        method.observe(self._on_method, names="value")
-        threshold.observe(self._on_threshold, names="value")
-        return {"method": method, "threshold": threshold}
-
-    def _on_method(self, change: dict) -> None:
-        if not self._syncing:
-            self._method = change["new"]
-            self._changed()
-
-    def _on_threshold(self, change: dict) -> None:
-        if not self._syncing:
-            self._threshold = float(change["new"])
-            self._changed()
+        return {"method": self.link_control("method", method),
+                "threshold": self.link_control("threshold", threshold)}
 
     # ---- drawing -------------------------------------------------------------------------------
     def _make_figure(self) -> tuple[Any, dict[str, Any]]:

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import traitlets
 
 from gradviz.model.descent_runs import (
     Trajectory,
@@ -69,75 +70,58 @@ class DescentTrace(DescentPlots, PlotWidget):
         self.steps = int(steps)
         if self.steps < 1:
             raise ValueError(f"descent: steps must be >= 1, got {steps}.")
-        lr = float(learning_rate)
-        if not (math.isfinite(lr) and lr > 0):
-            raise ValueError(f"descent: learning_rate must be a positive number, got {learning_rate!r}.")
         given = factories(optimizers)
         self._makers = dict(given)
         for name in standard_optimizers():
             if name not in self._makers:
                 self._makers[name] = factories([name])[name]
-        self._selected = list(given)
-        self._lr = lr
-        self._step = 0
         self._cache: dict[tuple[str, float], Trajectory] = {}
         self._xlim, self._ylim = xlim, ylim
         self._fig: Any = None
         self._art: dict[str, Any] = {}
-        self._boxes: dict[str, Any] = {}
+        self.learning_rate = learning_rate  # checked by _check_learning_rate
+        self.selected = list(given)
         self._layout_box()
 
-    # ---- state ---------------------------------------------------------------------------------
-    @property
-    def step(self) -> int:
-        """The number of updates shown (0 = the start)."""
-        return self._step
+    # ---- state: declared once, checked once ----------------------------------------------------------
+    step = traitlets.Int(0, help="The number of updates shown (0 = the start).")
+    learning_rate = traitlets.Float(0.1, help="The learning rate every optimizer runs with.")
+    selected = traitlets.Any((), help="The optimizers shown (a tuple of names, in the widget's order).")
 
-    @step.setter
-    def step(self, value: int) -> None:
-        value = int(value)
+    @traitlets.validate("step")
+    def _check_step(self, proposal: Any) -> int:
+        value = int(proposal["value"])
         if not 0 <= value <= self.steps:
             raise ValueError(f"descent: step must be in 0..{self.steps}, got {value}.")
-        self._step = value
-        self._set_control("step", value)
-        self._changed()
+        return value
 
-    @property
-    def learning_rate(self) -> float:
-        return self._lr
-
-    @learning_rate.setter
-    def learning_rate(self, value: float) -> None:
-        value = float(value)
+    @traitlets.validate("learning_rate")
+    def _check_learning_rate(self, proposal: Any) -> float:
+        value = float(proposal["value"])
         if not (math.isfinite(value) and value > 0):
-            raise ValueError(f"descent: learning_rate must be a positive number, got {value!r}.")
+            raise ValueError(f"descent: learning_rate must be a positive number, got {proposal['value']!r}.")
         slider = self._controls_by_name.get("learning_rate")
-        if slider is not None:
+        if slider is not None:  # a rate beyond the slider's ends: the slider grows
             exponent = math.log10(value)
             slider.min, slider.max = min(slider.min, exponent), max(slider.max, exponent)
-        self._lr = value
-        self._set_control("learning_rate", value)
-        self._changed()
+        return value
 
-    @property
-    def selected(self) -> tuple[str, ...]:
-        """The optimizers shown."""
-        return tuple(self._selected)
-
-    @selected.setter
-    def selected(self, names: Sequence[str]) -> None:
+    @traitlets.validate("selected")
+    def _check_selected(self, proposal: Any) -> tuple[str, ...]:
+        names = proposal["value"]
         names = [names] if isinstance(names, str) else list(names)
         for n in names:
             if n not in self._makers:
                 raise ValueError(f"descent: no optimizer {n!r}; available: {', '.join(self._makers)}.")
-        self._selected = [n for n in self._makers if n in names]
-        self._syncing = True
-        try:
-            for name, box in self._boxes.items():
-                box.value = name in names
-        finally:
-            self._syncing = False
+        return tuple(n for n in self._makers if n in names)
+
+    @traitlets.observe("step", "learning_rate", "selected")
+    def _state_changed(self, change: Any) -> None:
         self._changed()
+
+    def _shown(self, name: str, show: bool) -> tuple[str, ...]:
+        """``selected`` with ``name`` shown or not (what its checkbox sets)."""
+        return tuple(n for n in self._makers if n in self.selected and n != name or n == name and show)
 
     @property
     def optimizers(self) -> tuple[str, ...]:
@@ -147,16 +131,16 @@ class DescentTrace(DescentPlots, PlotWidget):
     def trajectory(self, name: str | None = None) -> Trajectory:
         """The run of optimizer ``name`` (default: the first one shown) at the current learning rate."""
         if name is None:
-            if not self._selected:
+            if not self.selected:
                 raise ValueError("descent: no optimizer is selected.")
-            name = self._selected[0]
+            name = self.selected[0]
         if name not in self._makers:
             raise KeyError(f"descent: no optimizer {name!r}; available: {', '.join(self._makers)}.")
-        key = (name, self._lr)
+        key = (name, self.learning_rate)
         if key not in self._cache:
             if len(self._cache) > 200:
                 self._cache.clear()
-            opt = self._makers[name](self._lr)
+            opt = self._makers[name](self.learning_rate)
             self._cache[key] = run_optimizer(self.f, self.start, opt, self.steps, name)
         return self._cache[key]
 
@@ -178,9 +162,9 @@ class DescentTrace(DescentPlots, PlotWidget):
         """What the table shows: per selected optimizer, θ, loss, gradient there, and the update that
         led to it (``delta``, ``slots``; None at step 0)."""
         out = {}
-        for name in self._selected:
+        for name in self.selected:
             traj = self.trajectory(name)
-            k = min(self._step, len(traj.updates))
+            k = min(self.step, len(traj.updates))
             u = traj.updates[k - 1] if k >= 1 else None
             theta = traj.points[k]
             out[name] = {
@@ -194,47 +178,32 @@ class DescentTrace(DescentPlots, PlotWidget):
     def _controls(self) -> dict[str, Any]:
         import ipywidgets as w
 
-        step = w.IntSlider(value=self._step, min=0, max=self.steps, description="step",
+        step = w.IntSlider(value=self.step, min=0, max=self.steps, description="step",
                            continuous_update=True, layout=w.Layout(width="360px"))
-        exponent = math.log10(self._lr)
-        lr = w.FloatLogSlider(value=self._lr, base=10, min=exponent - 2, max=exponent + 1.5, step=0.05,
-                              description="learning rate", readout_format=".3g", continuous_update=False,
-                              style={"description_width": "initial"}, layout=w.Layout(width="360px"))
-        self._boxes = {}
+        exponent = math.log10(self.learning_rate)
+        lr = w.FloatLogSlider(value=self.learning_rate, base=10, min=exponent - 2, max=exponent + 1.5,
+                              step=0.05, description="learning rate", readout_format=".3g",
+                              continuous_update=False, style={"description_width": "initial"},
+                              layout=w.Layout(width="360px"))
+        controls = {"step": self.link_control("step", step),
+                    "learning_rate": self.link_control("learning_rate", lr)}
         for name in self._makers:
-            box = w.Checkbox(value=name in self._selected, description=name, indent=False,
+            box = w.Checkbox(value=name in self.selected, description=name, indent=False,
                              layout=w.Layout(width="auto", margin="0 10px 0 0"))
-            box.observe(self._on_box, names="value")
-            self._boxes[name] = box
-        step.observe(self._on_step, names="value")
-        lr.observe(self._on_lr, names="value")
-        return {"step": step, "learning_rate": lr, **{f"show {n}": b for n, b in self._boxes.items()}}
-
-    def _on_step(self, change: dict) -> None:
-        if not self._syncing:
-            self._step = int(change["new"])
-            self._changed()
-
-    def _on_lr(self, change: dict) -> None:
-        if not self._syncing:
-            self._lr = float(change["new"])
-            self._changed()
-
-    def _on_box(self, change: dict) -> None:
-        if not self._syncing:
-            self._selected = [n for n, b in self._boxes.items() if b.value]
-            self._changed()
+            controls[f"show {name}"] = self.link_control(
+                "selected", box, (lambda sel, n=name: n in sel, lambda show, n=name: self._shown(n, show)))
+        return controls
 
     # ---- the table -------------------------------------------------------------------------------
     def _panel(self) -> str:
         from gradviz.render.plot import fmt
 
-        if not self._selected:
+        if not self.selected:
             return "<i>Select an optimizer.</i>"
         style = ("<style>.gv-dt td,.gv-dt th{padding:1px 8px;text-align:right;font-family:monospace}"
                  ".gv-dt tr.now{background:rgba(191,135,0,.18)}</style>")
         parts = [style, "<div style='font-size:12px'>"]
-        if self.mode == "1d" and len(self._selected) == 1:
+        if self.mode == "1d" and len(self.selected) == 1:
             parts.append(self._trace_table())
         cur = self.current()
         head = ("<tr><th>optimizer</th><th>step</th><th>θ</th><th>loss f(θ)</th><th>gradient at θ</th>"
@@ -250,7 +219,7 @@ class DescentTrace(DescentPlots, PlotWidget):
                 f"<td>{'—' if c['gradient'] is None else fmt(c['gradient'])}</td>"
                 f"<td>{'—' if c['delta'] is None else fmt(c['delta'])}</td><td>{slots}{tail}</td></tr>"
             )
-        parts.append(f"<b>step {self._step}</b>, learning rate {fmt(self._lr)}"
+        parts.append(f"<b>step {self.step}</b>, learning rate {fmt(self.learning_rate)}"
                      f"<table class='gv-dt'>{head}{''.join(rows)}</table></div>")
         return "".join(parts)
 
@@ -258,10 +227,10 @@ class DescentTrace(DescentPlots, PlotWidget):
         """The seed-002 style trace (1-D, one optimizer): before, gradient, expected after, after."""
         from gradviz.render.plot import fmt, fmt_exact
 
-        name = self._selected[0]
+        name = self.selected[0]
         rows = self.rows(name)
-        k = self._step
-        sgd = type(self._makers[name](self._lr)).__name__ == "SGD"
+        k = self.step
+        sgd = type(self._makers[name](self.learning_rate)).__name__ == "SGD"
         head = "<tr><th>step</th><th>before</th><th>gradient</th>"
         head += "<th>expected after<br/>before − lr·gradient</th>" if sgd else "<th>Δθ</th>"
         head += "<th>after</th></tr>"
@@ -275,7 +244,8 @@ class DescentTrace(DescentPlots, PlotWidget):
         if not body:
             body.append(f"<tr><td colspan='5' style='text-align:left'>start: θ₀ = {fmt_exact(self.start)} "
                         "(move the step slider)</td></tr>")
-        rule = f", learning rate {fmt(self._lr)}: after = before − {fmt(self._lr)}·gradient" if sgd else ""
+        lr = fmt(self.learning_rate)
+        rule = f", learning rate {lr}: after = before − {lr}·gradient" if sgd else ""
         return (f"<b>{html.escape(name)} trace</b>{rule}"
                 f"<table class='gv-dt'>{head}{''.join(body)}</table>")
 

@@ -34,6 +34,7 @@ import math
 from typing import Any
 
 import numpy as np
+import traitlets
 
 from gradviz.model.flow_stats import RATIO_GUIDE, STATS, summarise
 from gradviz.model.recorder import Recorder
@@ -66,74 +67,55 @@ class FlowView(PlotWidget):
                 "flow: the recorder holds no gradient statistics; record them with "
                 "rec.record(step, loss=..., grads_and_vars=opt.compute_gradients(...))."
             )
-        if stat not in STATS:
-            raise ValueError(f"flow: stat must be one of {', '.join(STATS)}, got {stat!r}.")
-        if by not in ("layer", "variable"):
-            raise ValueError(f"flow: by must be 'layer' or 'variable', got {by!r}.")
         self.recorder = rec
         self.note = note
-        self._by, self._stat, self._log = by, stat, bool(log)
         self._data: dict[tuple[str, str], tuple[list[int], list[str], np.ndarray]] = {}
+        self._figs: dict[tuple, tuple[Any, dict[str, Any], Any]] = {}
+        self.stat, self.by, self.log = stat, by, bool(log)  # checked by _check_stat, _check_by
         self.steps = self._summary("norm")[0]
         # the right-hand bars: update/weight, or the largest |g| when no update was recorded
         self._right = "update_ratio" if np.isfinite(summarise(rec, "update_ratio", by)[2]).any() else "max"
-        self._index = len(self.steps) - 1
-        self._figs: dict[tuple, tuple[Any, dict[str, Any], Any]] = {}
+        self.step = self.steps[-1]
 
     def _summary(self, stat: str) -> tuple[list[int], list[str], np.ndarray]:
-        key = (stat, self._by)
+        key = (stat, self.by)
         if key not in self._data:
-            self._data[key] = summarise(self.recorder, stat, self._by)
+            self._data[key] = summarise(self.recorder, stat, self.by)
         return self._data[key]
 
-    # ---- state ---------------------------------------------------------------------------------
-    @property
-    def step(self) -> int:
-        """The training step the bars show."""
-        return self.steps[self._index]
+    # ---- state: declared once, checked once ----------------------------------------------------------
+    step = traitlets.Int(0, help="The training step the bars show.")
+    stat = traitlets.Unicode("norm", help="The statistic the lines show (a key of STATS).")
+    by = traitlets.Unicode("layer", help="'layer' or 'variable'.")
+    log = traitlets.Bool(True, help="Log scale where the values span decades.")
 
-    @step.setter
-    def step(self, value: int) -> None:
+    @traitlets.validate("step")
+    def _check_step(self, proposal: Any) -> int:
+        value = proposal["value"]
         if value not in self.steps:
             raise ValueError(f"flow: step {value} was not recorded; recorded steps: "
                              f"{self.steps[0]} … {self.steps[-1]}.")
-        self._index = self.steps.index(value)
-        self._set_control("step", self._index)
+        return value
+
+    @traitlets.validate("stat")
+    def _check_stat(self, proposal: Any) -> str:
+        if proposal["value"] not in STATS:
+            raise ValueError(f"flow: stat must be one of {', '.join(STATS)}, got {proposal['value']!r}.")
+        return proposal["value"]
+
+    @traitlets.validate("by")
+    def _check_by(self, proposal: Any) -> str:
+        if proposal["value"] not in ("layer", "variable"):
+            raise ValueError(f"flow: by must be 'layer' or 'variable', got {proposal['value']!r}.")
+        return proposal["value"]
+
+    @traitlets.observe("step", "stat", "by", "log")
+    def _state_changed(self, change: Any) -> None:
         self._changed()
 
     @property
-    def stat(self) -> str:
-        return self._stat
-
-    @stat.setter
-    def stat(self, value: str) -> None:
-        if value not in STATS:
-            raise ValueError(f"flow: stat must be one of {', '.join(STATS)}, got {value!r}.")
-        self._stat = value
-        self._set_control("stat", value)
-        self._changed()
-
-    @property
-    def by(self) -> str:
-        return self._by
-
-    @by.setter
-    def by(self, value: str) -> None:
-        if value not in ("layer", "variable"):
-            raise ValueError(f"flow: by must be 'layer' or 'variable', got {value!r}.")
-        self._by = value
-        self._set_control("by", value)
-        self._changed()
-
-    @property
-    def log(self) -> bool:
-        return self._log
-
-    @log.setter
-    def log(self, value: bool) -> None:
-        self._log = bool(value)
-        self._set_control("log", self._log)
-        self._changed()
+    def _index(self) -> int:
+        return self.steps.index(self.step)
 
     @property
     def names(self) -> list[str]:
@@ -142,7 +124,7 @@ class FlowView(PlotWidget):
 
     def values(self, stat: str | None = None) -> list[float]:
         """``stat`` (default: the one shown) of each layer/variable at the current step."""
-        return [float(v) for v in self._summary(stat or self._stat)[2][self._index]]
+        return [float(v) for v in self._summary(stat or self.stat)[2][self._index]]
 
     # ---- controls ------------------------------------------------------------------------------
     def _controls(self) -> dict[str, Any]:
@@ -150,31 +132,20 @@ class FlowView(PlotWidget):
 
         controls: dict[str, Any] = {}
         if len(self.steps) > 1:
-            options = [(str(s), k) for k, s in enumerate(self.steps)]
-            step = w.SelectionSlider(options=options, value=self._index,
+            options = [(str(s), s) for s in self.steps]
+            step = w.SelectionSlider(options=options, value=self.step,
                                      description="step", continuous_update=True,
                                      layout=w.Layout(width="380px"))
-            step.observe(self._on("_index"), names="value")
-            controls["step"] = step
-            stat = w.Dropdown(options=[(label, key) for key, label in STATS.items()], value=self._stat,
+            controls["step"] = self.link_control("step", step)
+            stat = w.Dropdown(options=[(label, key) for key, label in STATS.items()], value=self.stat,
                               description="lines", layout=w.Layout(width="280px"))
-            stat.observe(self._on("_stat"), names="value")
-            controls["stat"] = stat
-        by = w.ToggleButtons(options=["layer", "variable"], value=self._by, description="per",
+            controls["stat"] = self.link_control("stat", stat)
+        by = w.ToggleButtons(options=["layer", "variable"], value=self.by, description="per",
                              style={"button_width": "80px", "description_width": "initial"})
-        by.observe(self._on("_by"), names="value")
-        log = w.Checkbox(value=self._log, description="log scale", indent=False,
+        log = w.Checkbox(value=self.log, description="log scale", indent=False,
                          layout=w.Layout(width="auto"))
-        log.observe(self._on("_log"), names="value")
-        controls.update(by=by, log=log)
+        controls.update(by=self.link_control("by", by), log=self.link_control("log", log))
         return controls
-
-    def _on(self, attr: str) -> Any:
-        def handler(change: dict) -> None:
-            if not self._syncing:
-                setattr(self, attr, change["new"])
-                self._changed()
-        return handler
 
     # ---- drawing -------------------------------------------------------------------------------
     def _colors(self, n: int) -> list[Any]:
@@ -195,7 +166,7 @@ class FlowView(PlotWidget):
 
         colors = palette(self.theme)
         steps, names, norms = self._summary("norm")
-        lines = self._summary(self._stat)[2]
+        lines = self._summary(self.stat)[2]
         series = self._colors(len(names))
         many = len(steps) > 1
         height = max(3.2, 0.75 + 0.26 * len(names))
@@ -212,11 +183,11 @@ class FlowView(PlotWidget):
             style_axes(ax, self.theme)
             for j, name in enumerate(names):
                 ax.plot(steps, lines[:, j], color=series[j], lw=1.4, label=_short(name))
-            if self._log and wants_log(lines, span=10.0):
+            if self.log and wants_log(lines, span=10.0):
                 log_axis(ax, "y")
-            if self._stat == "update_ratio":
+            if self.stat == "update_ratio":
                 ax.axhline(RATIO_GUIDE, color=colors["muted"], lw=0.9, ls="--")
-            ax.set_title(STATS[self._stat], color=colors["text"], fontsize=10, y=1.0)
+            ax.set_title(STATS[self.stat], color=colors["text"], fontsize=10, y=1.0)
             ax.set_xlabel("step", color=colors["muted"], fontsize=9)
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             if len(names) <= 10:
@@ -246,7 +217,7 @@ class FlowView(PlotWidget):
         for a, data in ((axn, norms), (axr, right)):
             finite = data[np.isfinite(data) & (data > 0)]
             guide = a is axr and self._right == "update_ratio"
-            if self._log and (wants_log(data) or guide) and finite.size:
+            if self.log and (wants_log(data) or guide) and finite.size:
                 lo = 10.0 ** math.floor(math.log10(finite.min()))
                 hi = 10.0 ** math.ceil(math.log10(finite.max() * 1.05))
                 if guide:
@@ -287,7 +258,7 @@ class FlowView(PlotWidget):
     def _draw(self) -> bytes:
         from gradviz.render.plot import Blitter
 
-        key = (self._by, self._stat, self._log)
+        key = (self.by, self.stat, self.log)
         if key not in self._figs:
             if len(self._figs) > 8:
                 self._figs.clear()
@@ -302,7 +273,7 @@ class FlowView(PlotWidget):
         rec = self.recorder
         steps, names, _ = self._summary("norm")
         row = {s: i for i, s in enumerate(steps)}
-        groups = rec.layers() if self._by == "layer" else {v: [v] for v in rec.variable_names}
+        groups = rec.layers() if self.by == "layer" else {v: [v] for v in rec.variable_names}
         out = np.full((len(steps), len(names)), np.nan)
         for j, members in enumerate(groups.values()):
             total = np.zeros(len(steps))
@@ -337,7 +308,7 @@ class FlowView(PlotWidget):
             rows.append(f"<tr><td style='text-align:left'>{html.escape(name)}</td><td>{fmt(norms[k, j])}</td>"
                         f"<td>{fmt(maxes[k, j])}</td><td>{fmt(weights[k, j])}</td>"
                         f"<td>{fmt(ratio)}{flag}</td></tr>")
-        head = ("<tr><th>" + ("layer" if self._by == "layer" else "variable") +
+        head = ("<tr><th>" + ("layer" if self.by == "layer" else "variable") +
                 "</th><th>‖g‖</th><th>max |g|</th><th>‖w‖</th><th>‖Δw‖/‖w‖</th></tr>")
         note = f"<div>{html.escape(self.note)}</div>" if self.note else ""
         return (f"<div style='font-size:12px'>{note}<b>step {steps[k]}</b>"

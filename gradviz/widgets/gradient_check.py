@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import traitlets
 
 from gradviz.widgets.plot_widget import PlotWidget
 
@@ -117,8 +118,7 @@ class GradientCheck(PlotWidget):
         worst = all_rel.max() if all_rel.size else 0.0
         self.max_rel_error = float(np.nan if np.isnan(all_rel).any() else worst)
         self.ok = bool(all(p.all() for p in self.passed))
-        self._input = 0
-        self._failures_only = False
+        self.input = self.names[0]
 
     def _differences(self, f: Callable, k: int, idx: np.ndarray) -> np.ndarray:
         """Central differences of sum(f) with respect to input ``k`` at the flat indices ``idx``."""
@@ -140,29 +140,24 @@ class GradientCheck(PlotWidget):
             flat_out[i] = (fp - fm) / (2 * h)
         return out
 
-    # ---- state ---------------------------------------------------------------------------------
-    @property
-    def input(self) -> str:
-        """The input whose table is shown."""
-        return self.names[self._input]
+    # ---- state: declared once, checked once ----------------------------------------------------------
+    input = traitlets.Unicode("", help="The input whose table is shown.")
+    failures_only = traitlets.Bool(False, help="Show only the elements that disagree.")
 
-    @input.setter
-    def input(self, name: str) -> None:
-        if name not in self.names:
-            raise ValueError(f"check_gradients: no input {name!r}; inputs: {', '.join(self.names)}.")
-        self._input = self.names.index(name)
-        self._set_control("input", self._input)
+    @traitlets.validate("input")
+    def _check_input(self, proposal: Any) -> str:
+        if proposal["value"] not in self.names:
+            raise ValueError(f"check_gradients: no input {proposal['value']!r}; "
+                             f"inputs: {', '.join(self.names)}.")
+        return proposal["value"]
+
+    @traitlets.observe("input", "failures_only")
+    def _state_changed(self, change: Any) -> None:
         self._changed()
 
     @property
-    def failures_only(self) -> bool:
-        return self._failures_only
-
-    @failures_only.setter
-    def failures_only(self, value: bool) -> None:
-        self._failures_only = bool(value)
-        self._set_control("failures_only", self._failures_only)
-        self._changed()
+    def _input(self) -> int:
+        return self.names.index(self.input)
 
     def rows(self, name: str | None = None) -> list[dict[str, Any]]:
         """The checked elements of one input: index, x, analytic, numeric, abs_error, rel_error, ok."""
@@ -203,23 +198,11 @@ class GradientCheck(PlotWidget):
         if len(self.names) > 1:
             pick = w.Dropdown(options=[(n, k) for k, n in enumerate(self.names)], value=self._input,
                               description="input", layout=w.Layout(width="220px"))
-            pick.observe(self._on_input, names="value")
-            controls["input"] = pick
-        only = w.Checkbox(value=self._failures_only, description="failures only", indent=False,
+            controls["input"] = self.link_control("input", pick, (self.names.index, self.names.__getitem__))
+        only = w.Checkbox(value=self.failures_only, description="failures only", indent=False,
                           layout=w.Layout(width="auto"))
-        only.observe(self._on_only, names="value")
-        controls["failures_only"] = only
+        controls["failures_only"] = self.link_control("failures_only", only)
         return controls
-
-    def _on_input(self, change: dict) -> None:
-        if not self._syncing:
-            self._input = int(change["new"])
-            self._changed()
-
-    def _on_only(self, change: dict) -> None:
-        if not self._syncing:
-            self._failures_only = bool(change["new"])
-            self._changed()
 
     # ---- drawing -------------------------------------------------------------------------------
     def _figure(self) -> Any:
@@ -281,7 +264,7 @@ class GradientCheck(PlotWidget):
         good, bad = "rgba(26,127,55,.13)", "rgba(209,36,47,.16)"
         k = self._input
         rows = self.rows()
-        if self._failures_only:
+        if self.failures_only:
             rows = [r for r in rows if not r["ok"]]
         note = ""
         if len(rows) > limit:

@@ -5,8 +5,10 @@ A `View` (see `widget_base`) made of controls (ipywidgets) + a picture (PNG, dra
 can be tested, saved, shown statically) without a widget; the live widget is built on first display.
 Subclasses provide:
 
-- ``_controls()`` → ``{name: control}``, built with the widget; each control's observer updates the
-  state and calls `_changed`;
+- its state as traits, with ``@traitlets.validate`` for bad values and an ``@traitlets.observe``
+  that calls `_changed`;
+- ``_controls()`` → ``{name: control}``, built with the widget, each linked to its trait
+  (`View.link_control`);
 - ``_draw()`` → PNG bytes of the current state, fast (redrawing only what moves), or None;
 - ``_figure()`` → a fresh matplotlib Figure of the current state (for ``save``), or None;
 - ``_panel()`` → HTML of the current state.
@@ -31,12 +33,12 @@ class PlotWidget(View):
     def __init__(self, theme: str | None = None) -> None:
         from gradviz.render.plot import theme_name
 
+        super().__init__()
         self.theme = theme_name(theme)
         self._image: Any = None
         self._html: Any = None
         self._controls_by_name: dict[str, Any] = {}
         self._png: bytes | None = None
-        self._syncing = False
         self.last_refresh_s = 0.0  # kernel time of the last redraw (what a slider move costs)
 
     # ---- what subclasses provide ---------------------------------------------------------------
@@ -58,16 +60,6 @@ class PlotWidget(View):
         self._png = None
         if self._widget is not None:
             self.refresh()
-
-    def _set_control(self, name: str, value: Any) -> None:
-        """Mirror a state change made in code on its control (without a second redraw)."""
-        control = self._controls_by_name.get(name)
-        if control is not None and control.value != value:
-            self._syncing = True
-            try:
-                control.value = value
-            finally:
-                self._syncing = False
 
     def refresh(self) -> None:
         """Redraw the picture and the panel from the state (what a slider move triggers)."""

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import traitlets
 
 from gradviz.model import tapeinfo
 from gradviz.model.graph_model import build_model
@@ -99,7 +100,6 @@ class BackpropView(View):
             self.steps: list[BackwardStep] = list(backward_steps(list(model.records), [target], watched))
         self._arrivals, self.gradients = self._accumulate(watched)
         self._producers = {model.alias.get(r.output.id, r.output.id): r for r in model.records}
-        self.position = 0
         self._panels: dict[int, str] = {}
         self._show()
 
@@ -164,13 +164,24 @@ class BackpropView(View):
     def __len__(self) -> int:
         return len(self.steps) + 1
 
-    def go(self, position: int) -> None:
-        """Show step ``position`` (0 = the seed, ``len(view) - 1`` = the last op)."""
-        if not 0 <= position < len(self):
-            raise IndexError(f"step {position} is out of range 0..{len(self) - 1}.")
-        self.position = position
+    # ---- state: declared once, checked once ----------------------------------------------------------
+    position = traitlets.Int(0, help="The step shown: 0 = the seed, len(view) - 1 = the last op.")
+
+    @traitlets.validate("position")
+    def _check_position(self, proposal: Any) -> int:
+        value = int(proposal["value"])
+        if not 0 <= value < len(self):
+            raise IndexError(f"step {value} is out of range 0..{len(self) - 1}.")
+        return value
+
+    @traitlets.observe("position")
+    def _moved(self, change: Any) -> None:
         self._show()
         self._sync()
+
+    def go(self, position: int) -> None:
+        """Show step ``position`` (0 = the seed, ``len(view) - 1`` = the last op)."""
+        self.position = position
 
     def next(self) -> None:
         self.go(min(self.position + 1, len(self) - 1))
@@ -326,7 +337,7 @@ class BackpropView(View):
         next_b = w.Button(description="next ▶", layout=w.Layout(width="80px"))
         prev_b.on_click(lambda _: self.prev())
         next_b.on_click(lambda _: self.next())
-        self._slider.observe(lambda ch: self.go(ch["new"]), names="value")
+        self.link_control("position", self._slider)
         self._pic = svg_widget_class()(
             svg=strip_prolog(self.to_svg()),
             panel=self.panel,
@@ -345,8 +356,6 @@ class BackpropView(View):
     def _sync(self) -> None:
         if self._widget is None:
             return
-        if self._slider.value != self.position:
-            self._slider.value = self.position  # its observer calls go(), which is then a no-op refresh
         self._pic.svg = strip_prolog(self.to_svg())
         self._pic.panel = self.panel
 

@@ -1,0 +1,96 @@
+"""Widget state is declared once, as traits: a bad value is a clear ValueError naming the widget (not a
+stack trace from deep inside), and a control and its trait are one state, whichever side moves."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import traitlets
+
+import engine as eg
+import gradviz as gv
+
+
+def _views():
+    x = eg.constant(2.0)
+    with eg.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * x + eg.sin(x)
+    rec = gv.Recorder()
+    w = eg.Variable([1.0, 2.0], name="dense_1/kernel")
+    for step in range(3):
+        with eg.GradientTape() as t:
+            loss = eg.sum(w * w) * (step + 1)
+        rec.record(step, loss=loss, grads_and_vars=[(t.gradient(loss, w), w)])
+    return {
+        "clipping": gv.clipping([eg.constant([3.0, 4.0])], threshold=2.0),
+        "flow": gv.flow(rec),
+        "descent": gv.descent(lambda v: v * v, 2.0, optimizers=("SGD", "Adam"), steps=5),
+        "check_gradients": gv.check_gradients(lambda a, b: a * b, 1.5, 2.0),
+        "backprop": gv.backprop(tape, y, [x]),
+    }
+
+
+BAD = [  # (widget, trait, bad value, words of the message)
+    ("clipping", "threshold", 0.0, "threshold must be > 0"),
+    ("clipping", "threshold", math.nan, "threshold must be > 0"),
+    ("clipping", "method", "magic", "unknown method 'magic'"),
+    ("flow", "step", 99, "step 99 was not recorded"),
+    ("flow", "stat", "median", "stat must be one of"),
+    ("flow", "by", "neuron", "by must be 'layer' or 'variable'"),
+    ("descent", "step", 6, "step must be in 0..5"),
+    ("descent", "learning_rate", -1.0, "learning_rate must be a positive number"),
+    ("descent", "selected", ["Nope"], "no optimizer 'Nope'"),
+    ("check_gradients", "input", "c", "no input 'c'"),
+]
+
+
+@pytest.mark.parametrize("kind, name, value, message", BAD)
+def test_bad_state_is_a_clear_error_and_changes_nothing(kind, name, value, message):
+    view = _views()[kind]
+    assert view.has_trait(name)
+    before = getattr(view, name)
+    with pytest.raises(ValueError, match=message):
+        setattr(view, name, value)
+    assert getattr(view, name) == before
+
+
+def test_the_steppers_position_is_checked():
+    bp = _views()["backprop"]
+    with pytest.raises(IndexError, match="out of range"):
+        bp.position = len(bp)
+    bp.position = 1
+    assert bp.op is not None and "Step 1" in bp.panel
+
+
+@pytest.mark.parametrize("kind, name, first, second", [
+    ("clipping", "threshold", 1.5, 3.0), ("clipping", "method", "value", "norm"),
+    ("flow", "by", "variable", "layer"), ("flow", "log", False, True),
+    ("descent", "step", 3, 1), ("descent", "learning_rate", 0.05, 0.2),
+    ("check_gradients", "failures_only", True, False),
+])
+def test_a_control_and_its_trait_are_one_state(kind, name, first, second):
+    view = _views()[kind]
+    control = view.controls[name]
+    setattr(view, name, first)  # code moves: the control follows, the picture is redrawn
+    assert control.value == pytest.approx(first)
+    panel = view._html.value
+    control.value = second  # the user moves the control: the state follows
+    assert getattr(view, name) == pytest.approx(second)
+    assert view._html.value != panel or kind == "flow"
+
+
+def test_a_checkbox_and_the_selected_optimizers_are_one_state():
+    view = _views()["descent"]
+    boxes = view.controls
+    boxes["show Adam"].value = False
+    assert view.selected == ("SGD",)
+    view.selected = ("Momentum", "SGD")
+    assert boxes["show Momentum"].value and boxes["show SGD"].value and not boxes["show Adam"].value
+    assert view.selected == ("SGD", "Momentum")  # in the widget's order
+
+
+def test_state_traits_are_traitlets():
+    for view in _views().values():
+        assert isinstance(view, traitlets.HasTraits)
