@@ -1,4 +1,4 @@
-"""gradviz.frames: controls over grids, layers computed for every combination, matplotlib pictures as
+"""gradviz.widgets.frames: controls over grids, layers computed for every combination, matplotlib pictures as
 vector SVG in the theme's CSS variables, and the moving artists of each frame in the same coordinates."""
 
 from __future__ import annotations
@@ -8,8 +8,16 @@ import re
 import numpy as np
 import pytest
 
-from gradviz._plot import new_figure, palette, style_axes, svg_text
-from gradviz.frames import Control, Frames, artists_svg, plot_frames, svg_points, svg_with_layers, themed_svg
+from gradviz.render.plot import new_figure, palette, style_axes, svg_text
+from gradviz.widgets.frames import (
+    Control,
+    Frames,
+    artists_svg,
+    plot_frames,
+    svg_points,
+    svg_with_layers,
+    themed_svg,
+)
 
 
 def test_layers_are_computed_for_every_combination_of_their_controls():

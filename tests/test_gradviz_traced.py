@@ -9,8 +9,8 @@ import pytest
 
 import engine as eg
 import gradviz as gv
-from gradviz.theme import palette
-from gradviz.traced import traced_graph
+from gradviz.render.theme import palette
+from gradviz.widgets.traced_view import traced_graph
 
 
 def _step_graph():

@@ -54,12 +54,12 @@ def graph(
     ``theme``: "auto" (follow JupyterLab), "light" or "dark".
     ``edge_magnitude``: draw each edge as wide as the gradient flowing along it (log scale).
 
-    ``target`` may also be an ``eg.Graph`` (what ``eg.function`` traced): see `gradviz.traced`.
+    ``target`` may also be an ``eg.Graph`` (what ``eg.function`` traced): see `gradviz.widgets.traced_view`.
     """
     from engine import GradientTape, Graph  # noqa: PLC0415
 
     if isinstance(target, Graph):
-        from .traced import traced_graph  # noqa: PLC0415
+        from gradviz.widgets.traced_view import traced_graph  # noqa: PLC0415
 
         return traced_graph(target, collapse=collapse, theme=theme, rankdir=rankdir)  # type: ignore[return-value]
 

@@ -1,6 +1,6 @@
 """`PlotWidget`: the shared shell of the matplotlib-based views (flow, clipping, descent, gradcheck).
 
-A `View` (see `widget_base`) made of controls (ipywidgets) + a picture (PNG, drawn by matplotlib)
+A `View` (see `gradviz.widgets.base`) made of controls (ipywidgets) + a picture (PNG, drawn by matplotlib)
 + an HTML panel (numbers, tables). The state lives in Python attributes, so the object works (and
 can be tested, saved, shown statically) without a widget; the live widget is built on first display.
 Subclasses provide:

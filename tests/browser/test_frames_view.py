@@ -1,5 +1,5 @@
 """frames_view.js in Chromium with no kernel and no widget manager: every control changes the picture
-or the panel, from frames computed in Python (gradviz.frames), with no console error."""
+or the panel, from frames computed in Python (gradviz.widgets.frames), with no console error."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gradviz._plot import new_figure, palette, style_axes, svg_text
-from gradviz.frames import Frames, svg_points, svg_with_layers, themed_svg
+from gradviz.render.plot import new_figure, palette, style_axes, svg_text
+from gradviz.widgets.frames import Frames, svg_points, svg_with_layers, themed_svg
 
 pytestmark = pytest.mark.browser
 

@@ -39,7 +39,7 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 # The widget kinds, by the gradviz call that makes them (gv.<kind>(...)).
 KINDS = ("graph", "tape", "backprop", "flow", "clipping", "descent", "check_gradients")
-# The matplotlib-based views (gradviz/_plotwidget.py) are a VBox whose first child is an HTML
+# The matplotlib-based views (gradviz/widgets/plot_widget.py) are a VBox whose first child is an HTML
 # widget with the view's title in bold.
 PLOT_TITLES = {
     "flow": "Gradient flow",
@@ -74,7 +74,7 @@ def widget_outputs(page: Any) -> Any:
 def outputs_of(page: Any, kind: str) -> Any:
     """The widget outputs of one kind.
 
-    graph and backprop both draw with gradviz/svg_view.js (``.gv-root`` > ``.gv-svg`` + ``.gv-side``);
+    graph and backprop both draw with gradviz/widgets/svg_view.js (``.gv-root`` > ``.gv-svg`` + ``.gv-side``);
     backprop adds a Play control and prev/next buttons. tape is a VBox holding ``table.gv-tape``
     and the "op" slider. The plot views are found by their title.
     """

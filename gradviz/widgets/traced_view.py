@@ -19,11 +19,11 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from .dot import escape_text
-from .render import render_svg
-from .svg import strip_prolog
-from .theme import palette
-from .widget_base import View, esc, info_table, svg_widget_class
+from gradviz.render.dot import escape_text
+from gradviz.render.graphviz import render_svg
+from gradviz.render.svg import strip_prolog
+from gradviz.render.theme import palette
+from gradviz.widgets.base import View, esc, info_table, svg_widget_class
 
 __all__ = ["TracedGraphView", "traced_graph"]
 

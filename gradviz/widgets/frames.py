@@ -220,7 +220,7 @@ def _slot(name: str) -> str:
 
 def svg_points(ax: Any, xs: Sequence[float], ys: Sequence[float], digits: int = 1) -> list[list[float]]:
     """Data coordinates of ``ax`` → the coordinates of the figure's SVG (points, y down), as
-    `gradviz._plot.svg_text` saves it (the whole figure, no cropping). Draw the figure first."""
+    `gradviz.render.plot.svg_text` saves it (the whole figure, no cropping). Draw the figure first."""
     import numpy as np  # noqa: PLC0415
 
     fig = ax.figure
@@ -236,7 +236,7 @@ def svg_points(ax: Any, xs: Sequence[float], ys: Sequence[float], digits: int = 
 
 def artists_svg(fig: Any, artists: Sequence[Any]) -> str:
     """An SVG fragment of ``artists`` alone, in the coordinates of the figure's whole SVG (as
-    `gradviz._plot.svg_text` saves it): what a layer holds when a control moves only these artists.
+    `gradviz.render.plot.svg_text` saves it): what a layer holds when a control moves only these artists.
     Draw (or save) the figure first, so that its layout is settled."""
     import io  # noqa: PLC0415
 
@@ -296,7 +296,7 @@ def plot_frames(view: Any, kind: str, controls: Sequence[Control], title: str = 
     panel (layer "panel"). The view's state is left at the controls' starting positions."""
     import matplotlib  # noqa: PLC0415
 
-    from ._plot import palette, svg_text  # noqa: PLC0415
+    from gradviz.render.plot import palette, svg_text  # noqa: PLC0415
 
     if kind_bad := [c.kind for c in controls if c.kind not in _KINDS]:
         raise ValueError(f"plot_frames: control kinds must be in {_KINDS}, got {kind_bad}.")
