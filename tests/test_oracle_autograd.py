@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import engine as eg
@@ -100,6 +100,9 @@ def test_random_programs_match_autograd(device, indices, seed):
         return anp.sum(gx * vx) + anp.sum(gy * vy)
 
     expected2 = autograd.grad(oracle_gv, argnum=(0, 1))(x0, y0)
+    # The oracle itself sometimes says NaN where the second derivative is finite (autograd's power rule
+    # takes log(0) on a branch it multiplies by 0: seen with logsumexp1 → pow1.5): no reference there.
+    assume(all(np.isfinite(e).all() for e in (*expected, *expected2)))
 
     with eg.device(device):
         x, y = eg.constant(x0), eg.constant(y0)

@@ -14,7 +14,7 @@ from gradviz.widgets.frames import Frames, svg_points, svg_with_layers, themed_s
 
 pytestmark = pytest.mark.browser
 
-JS = Path(__file__).resolve().parents[2] / "gradviz" / "frames_view.js"
+JS = Path(__file__).resolve().parents[2] / "gradviz" / "widgets" / "frames_view.js"
 
 # A fake anywidget model: get / set / on / save_changes over a plain object (what an exported page's
 # widget manager does locally, too: no kernel behind it).
