@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 import engine as eg
+from engine import backend
 
 
 def _project(y: eg.Tensor, r: np.ndarray) -> eg.Tensor:
@@ -24,7 +25,7 @@ def first_order(f: Callable, xs: list[eg.Tensor], r: np.ndarray) -> list[np.ndar
         tape.watch(xs)
         s = _project(f(*xs), r)
     grads = tape.gradient(s, xs, unconnected_gradients="zero")
-    return [g.numpy() for g in grads]
+    return [_on_input_device(g, x) for g, x in zip(grads, xs)]
 
 
 def second_order(f: Callable, xs: list[eg.Tensor], r: np.ndarray, vs: list[np.ndarray]) -> list[np.ndarray]:
@@ -38,7 +39,14 @@ def second_order(f: Callable, xs: list[eg.Tensor], r: np.ndarray, vs: list[np.nd
         for g, v in zip(grads[1:], vs[1:]):
             h = h + _project(g, v)
     hess_v = outer.gradient(h, xs, unconnected_gradients="zero")
-    return [g.numpy() for g in hess_v]
+    return [_on_input_device(g, x) for g, x in zip(hess_v, xs)]
+
+
+def _on_input_device(g: eg.Tensor, x: eg.Tensor) -> np.ndarray:
+    """``g`` as NumPy, after checking it is on ``x``'s device, really (not only labelled so)."""
+    real = backend.device_of_array(g._data).name
+    assert g.device == real == x.device, f"gradient on {g.device} (array on {real}), input on {x.device}"
+    return g.numpy()
 
 
 def numeric_gradient(scalar: Callable[[list[np.ndarray]], float], arrays: list[np.ndarray],
@@ -59,31 +67,37 @@ def numeric_gradient(scalar: Callable[[list[np.ndarray]], float], arrays: list[n
 
 def check(f: Callable, arrays: Sequence[np.ndarray], device: str = "cpu:0", order: int = 2,
           seed: int = 0, rtol: float = 1e-5, atol: float = 1e-6) -> None:
-    """Assert f's first (and second) derivatives match finite differences in float64."""
+    """Assert f's first (and second) derivatives match finite differences in float64.
+
+    The inputs are placed on ``device``; ``f`` and the derivatives run outside any device scope, so a
+    result that lands on CuPy's current device (gpu:0) instead of its inputs' (gpu:1) fails here.
+    """
     rng = np.random.default_rng(seed)
     arrays = [np.asarray(a, dtype=np.float64) for a in arrays]
-    with eg.device(device):
-        def tensors(arrs):
+
+    def tensors(arrs):
+        with eg.device(device):
             return [eg.constant(a) for a in arrs]
 
-        y = f(*tensors(arrays))
-        r = rng.standard_normal(y.shape)
+    y = f(*tensors(arrays))
+    assert y.device == device, f"the result is on {y.device}, its inputs on {device}"
+    r = rng.standard_normal(y.shape)
 
-        analytic = first_order(f, tensors(arrays), r)
-        numeric = numeric_gradient(lambda arrs: float(_project(f(*tensors(arrs)), r).numpy()), arrays)
-        for k, (a, n) in enumerate(zip(analytic, numeric)):
-            np.testing.assert_allclose(a, n, rtol=rtol, atol=atol,
-                                       err_msg=f"first derivative, input {k}")
-        if order < 2:
-            return
-        vs = [rng.standard_normal(a.shape) for a in arrays]
-        analytic2 = second_order(f, tensors(arrays), r, vs)
+    analytic = first_order(f, tensors(arrays), r)
+    numeric = numeric_gradient(lambda arrs: float(_project(f(*tensors(arrs)), r).numpy()), arrays)
+    for k, (a, n) in enumerate(zip(analytic, numeric)):
+        np.testing.assert_allclose(a, n, rtol=rtol, atol=atol,
+                                   err_msg=f"first derivative, input {k}")
+    if order < 2:
+        return
+    vs = [rng.standard_normal(a.shape) for a in arrays]
+    analytic2 = second_order(f, tensors(arrays), r, vs)
 
-        def h(arrs):
-            grads = first_order(f, tensors(arrs), r)
-            return float(sum(np.sum(g * v) for g, v in zip(grads, vs)))
+    def h(arrs):
+        grads = first_order(f, tensors(arrs), r)
+        return float(sum(np.sum(g * v) for g, v in zip(grads, vs)))
 
-        numeric2 = numeric_gradient(h, arrays)
-        for k, (a, n) in enumerate(zip(analytic2, numeric2)):
-            np.testing.assert_allclose(a, n, rtol=10 * rtol, atol=10 * atol,
-                                       err_msg=f"second derivative, input {k}")
+    numeric2 = numeric_gradient(h, arrays)
+    for k, (a, n) in enumerate(zip(analytic2, numeric2)):
+        np.testing.assert_allclose(a, n, rtol=10 * rtol, atol=10 * atol,
+                                   err_msg=f"second derivative, input {k}")
