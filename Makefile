@@ -37,10 +37,11 @@ GPU_EXTRA := $(GPU_EXTRA_$(GPU_CHOICE))
 REMEMBER_GPU := $(if $(GPU_CHANGED),$(if $(GPU_EXTRA),echo $(GPU_CHOICE) > $(GPU_FILE) && echo "make: GPU=$(GPU_CHOICE) saved in $(GPU_FILE); later runs keep CuPy (make lab GPU=0 removes it)",rm -f $(GPU_FILE) && echo "make: CPU only (CuPy removed, $(GPU_FILE) deleted)"),:)
 
 EXTRAS := --extra lessons$(if $(GPU_EXTRA), $(GPU_EXTRA))
-# The lab: no dev group (pytest, Playwright, ruff...). --inexact: what `make test` added stays, so a
-# lab running beside `make test` never loses a package; an explicit GPU= syncs exactly (adds or
-# removes CuPy).
-SYNC_LAB := $(UV) sync --frozen $(EXTRAS) --no-dev $(if $(GPU_CHANGED),,--inexact)
+# The lab: no dev group (pytest, Playwright, ruff...) unless `make test` installed it already, and then
+# it stays. --inexact: nothing `make test` added is removed, so a lab running beside `make test` never
+# loses a package. An explicit GPU= syncs exactly, to add or remove CuPy (and switch CUDA versions).
+DEV_INSTALLED := $(wildcard .venv/bin/pytest)
+SYNC_LAB := $(UV) sync --frozen $(EXTRAS)$(if $(DEV_INSTALLED),, --no-dev)$(if $(GPU_CHANGED),, --inexact)
 # The tests: exactly uv.lock's lesson extras, dev group and the chosen GPU extra.
 SYNC_TEST := $(UV) sync --frozen $(EXTRAS)
 RUN := $(UV) run --frozen --no-sync

@@ -88,6 +88,17 @@ def test_gpu_choice_is_remembered_until_gpu_0(make):
 
 
 @needs_make
+def test_a_gpu_change_keeps_the_test_tooling_make_test_installed(make):
+    (make.work / ".venv" / "bin").mkdir(parents=True)
+    (make.work / ".venv" / "bin" / "pytest").write_text("")  # `make test` ran here before
+    for args in (("lab", "GPU=1"), ("lab", "GPU=cuda13"), ("lab", "GPU=0")):
+        _, calls = make(*args)
+        assert "--no-dev" not in calls[0] and "--inexact" not in calls[0], args  # exact, dev group kept
+    _, calls = make("lab")
+    assert "--no-dev" not in calls[0] and "--inexact" in calls[0]
+
+
+@needs_make
 def test_a_failed_gpu_install_is_not_remembered_and_bad_choices_are_refused(make):
     done, _ = make("lab", "GPU=1", uv_status=1)
     assert done.returncode != 0 and not (make.work / ".gpu").exists()
