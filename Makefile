@@ -108,7 +108,7 @@ bench: uv
 	$(UV) sync --frozen --inexact $(EXTRAS) --group bench
 	@$(REMEMBER_GPU)
 	@if ls $(TORCH_WHEELS)/torch-2.13.0*.whl >/dev/null 2>&1 && \
-	    $(UV) pip install --find-links $(TORCH_WHEELS) torch==2.13.0; then :; else \
+	    $(UV) pip install --python .venv/bin/python --find-links $(TORCH_WHEELS) torch==2.13.0; then :; else \
 	    echo "note: PyTorch 2.13.0 not installed (no wheel in $(TORCH_WHEELS)): the tables skip it"; fi
 	$(RUN) python bench/cpu.py $(BENCH_ARGS)
 
