@@ -5,8 +5,9 @@ the many small products of a training step on a small machine that costs far mor
 lesson 07's step took 156 ms with OpenBLAS's two threads on 2 cores and 15 ms with one. So a product
 of fewer than ``config.blas_single_thread_below`` multiply-adds (2**28: a 645×645 by 645×645 product,
 about 10 ms on one core) runs on one BLAS thread, and a larger one on the threads the library is set
-to (its default, OPENBLAS_NUM_THREADS, threadpoolctl...), where they pay off. The previous thread
-count is restored right after the product, so NumPy code outside the engine keeps its threads.
+to (its default, OPENBLAS_NUM_THREADS, threadpoolctl...), where they pay off. Tiny products (up to
+``TINY`` = 2**18) are left alone. The previous thread count is restored right after the product, so
+NumPy code outside the engine keeps its threads.
 
 >>> import numpy as np
 >>> matmul(np, np.ones((2, 3), np.float32), np.ones((3, 4), np.float32))[0]
@@ -23,6 +24,11 @@ import numpy as np
 from . import config
 
 __all__ = ["matmul", "blas_threads"]
+
+# Below this many multiply-adds a product is left alone: threads cannot pay off in a few
+# microseconds, BLAS libraries keep such products on the calling thread by themselves (OpenBLAS: up to
+# 4 × 65,536), and the two calls that switch threads would cost more than the product.
+TINY = 2**18
 
 _lock = threading.Lock()
 _controllers: list | None = None  # threadpoolctl's controllers of the loaded BLAS libraries
@@ -74,8 +80,12 @@ def matmul(xp: Any, a: Any, b: Any) -> Any:
         return xp.matmul(a, b)
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     batch = max(a.size // max(m * k, 1), b.size // max(k * n, 1))
-    if batch * m * k * n >= config.blas_single_thread_below or not _blas():
+    work = batch * m * k * n
+    libs = _blas()
+    if work <= TINY or work >= config.blas_single_thread_below or not libs:
         return np.matmul(a, b)
+    if _depth == 0 and all(lib.get_num_threads() == 1 for lib in libs):
+        return np.matmul(a, b)  # one thread already (OPENBLAS_NUM_THREADS=1...): nothing to change
     _enter_single_thread()
     try:
         return np.matmul(a, b)

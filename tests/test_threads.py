@@ -47,6 +47,7 @@ def test_a_small_product_runs_on_one_thread_and_restores(fake_blas, monkeypatch)
 
 def test_a_large_product_keeps_the_library_threads(fake_blas, monkeypatch):
     monkeypatch.setattr(eg.config, "blas_single_thread_below", 1000)
+    monkeypatch.setattr(threads, "TINY", 10)
     threads.matmul(np, np.ones((10, 10)), np.ones((10, 10)))          # 1,000 multiply-adds: large
     assert fake_blas.log == []
     threads.matmul(np, np.ones((2, 9, 10)), np.ones((10, 10)))        # batch 2 × 900: large
@@ -57,12 +58,17 @@ def test_a_large_product_keeps_the_library_threads(fake_blas, monkeypatch):
 
 def test_nothing_to_change_when_the_library_runs_one_thread(fake_blas):
     fake_blas.n = 1
-    threads.matmul(np, np.ones((3, 3)), np.ones((3, 3)))
+    threads.matmul(np, np.ones((100, 100)), np.ones((100, 100)))
+    assert fake_blas.log == []
+
+
+def test_tiny_products_are_left_alone(fake_blas):
+    threads.matmul(np, np.ones((64, 64)), np.ones((64, 64)))       # 2**18 multiply-adds
     assert fake_blas.log == []
 
 
 def test_concurrent_products_restore_the_count_once_all_are_done(fake_blas):
-    a = np.random.default_rng(0).normal(size=(64, 64)).astype(np.float32)
+    a = np.random.default_rng(0).normal(size=(80, 80)).astype(np.float32)
     errors = []
 
     def work():
@@ -80,7 +86,8 @@ def test_concurrent_products_restore_the_count_once_all_are_done(fake_blas):
     assert errors == [] and fake_blas.n == 4 and threads._depth == 0
 
 
-def test_the_engine_products_go_through_it(fake_blas):
+def test_the_engine_products_go_through_it(fake_blas, monkeypatch):
+    monkeypatch.setattr(threads, "TINY", 0)
     x = eg.random.normal((2, 6, 6, 3), seed=0)
     w = eg.Variable(eg.random.normal((3, 3, 3, 4), seed=1))
     d = eg.Variable(eg.random.normal((4, 5), seed=2))
