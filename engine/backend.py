@@ -127,7 +127,12 @@ def gpu_available() -> bool:
 
 
 def list_devices() -> list[str]:
-    """Names of the devices this machine offers, CPU first: ``['cpu:0', 'gpu:0', ...]``."""
+    """Names of the devices this machine offers, CPU first: ``['cpu:0', 'gpu:0', ...]``.
+
+    >>> import engine as eg
+    >>> eg.list_devices()[0]
+    'cpu:0'
+    """
     return ["cpu:0"] + [f"gpu:{i}" for i in range(_probe_gpus())]
 
 

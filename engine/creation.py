@@ -35,40 +35,76 @@ def _new(build, dtype: Any, device: backend.Device | None = None) -> Tensor:
 
 
 def zeros(shape: int | Sequence[int], dtype: Any = "float32") -> Tensor:
-    """A tensor of zeros."""
+    """A tensor of zeros.
+
+    >>> import engine as eg
+    >>> eg.zeros((2,), dtype='int32').numpy()
+    array([0, 0], dtype=int32)
+    """
     return _new(lambda xp, dt: xp.zeros(_shape(shape), dtype=dt), dtype)
 
 
 def ones(shape: int | Sequence[int], dtype: Any = "float32") -> Tensor:
-    """A tensor of ones."""
+    """A tensor of ones.
+
+    >>> import engine as eg
+    >>> eg.ones((2,)).numpy()
+    array([1., 1.], dtype=float32)
+    """
     return _new(lambda xp, dt: xp.ones(_shape(shape), dtype=dt), dtype)
 
 
 def fill(dims: int | Sequence[int], value: Any, dtype: Any = None) -> Tensor:
-    """A tensor of shape ``dims`` filled with ``value`` (dtype from the value: 1.5 → float32)."""
+    """A tensor of shape ``dims`` filled with ``value`` (dtype from the value: 1.5 → float32).
+
+    >>> import engine as eg
+    >>> eg.fill([2], 7.0).numpy()
+    array([7., 7.], dtype=float32)
+    """
     dt = as_dtype(dtype) if dtype is not None else _default_array(value).dtype
     return _new(lambda xp, d: xp.full(_shape(dims), value, dtype=d), dt)
 
 
 def zeros_like(t: Any, dtype: Any = None) -> Tensor:
-    """Zeros with ``t``'s shape, dtype and device."""
+    """Zeros with ``t``'s shape, dtype and device.
+
+    >>> import engine as eg
+    >>> eg.zeros_like([1.5, 2.5]).numpy()
+    array([0., 0.], dtype=float32)
+    """
     t = t if isinstance(t, Tensor) else Tensor(_default_array(t), backend.current_device())
     return _new(lambda xp, dt: xp.zeros(t.shape, dtype=dt), dtype or t.dtype, t._device)
 
 
 def ones_like(t: Any, dtype: Any = None) -> Tensor:
-    """Ones with ``t``'s shape, dtype and device."""
+    """Ones with ``t``'s shape, dtype and device.
+
+    >>> import engine as eg
+    >>> eg.ones_like([1, 2]).numpy()
+    array([1, 1], dtype=int32)
+    """
     t = t if isinstance(t, Tensor) else Tensor(_default_array(t), backend.current_device())
     return _new(lambda xp, dt: xp.ones(t.shape, dtype=dt), dtype or t.dtype, t._device)
 
 
 def eye(num_rows: int, num_columns: int | None = None, dtype: Any = "float32") -> Tensor:
-    """The identity matrix (ones on the diagonal)."""
+    """The identity matrix (ones on the diagonal).
+
+    >>> import engine as eg
+    >>> eg.eye(2).numpy()
+    array([[1., 0.],
+           [0., 1.]], dtype=float32)
+    """
     return _new(lambda xp, dt: xp.eye(num_rows, num_columns, dtype=dt), dtype)
 
 
 def arange(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None) -> Tensor:
-    """``start, start + delta, …`` below ``limit`` (``arange(n)`` is ``0 … n-1``), like tf.range."""
+    """``start, start + delta, …`` below ``limit`` (``arange(n)`` is ``0 … n-1``), like tf.range.
+
+    >>> import engine as eg
+    >>> eg.arange(3).numpy()
+    array([0, 1, 2], dtype=int32)
+    """
     if limit is None:
         start, limit = 0, start
     if dtype is not None:
@@ -83,5 +119,10 @@ def arange(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None) -> 
 
 
 def linspace(start: float, stop: float, num: int, dtype: Any = "float32") -> Tensor:
-    """``num`` evenly spaced values from ``start`` to ``stop``, both included."""
+    """``num`` evenly spaced values from ``start`` to ``stop``, both included.
+
+    >>> import engine as eg
+    >>> eg.linspace(0.0, 1.0, 3).numpy()
+    array([0. , 0.5, 1. ], dtype=float32)
+    """
     return _new(lambda xp, dt: xp.linspace(start, stop, int(num), dtype=dt), dtype)

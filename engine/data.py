@@ -56,6 +56,11 @@ def load_digits(test_fraction: float = 0.2, seed: int = 0, flatten: bool = False
     - ``y``: integer labels 0..9 (int32).
     - The split is a random permutation with ``seed``; the test set has ``ceil(test_fraction · n)``
       images (360 of 1,797 for 0.2, like scikit-learn's ``train_test_split``).
+
+    >>> import engine as eg
+    >>> x_train, y_train, x_test, y_test = eg.data.load_digits()
+    >>> x_train.shape[1:], int(y_train.max())
+    ((8, 8, 1), 9)
     """
     if not 0 < test_fraction < 1:
         raise ValueError(f"load_digits: test_fraction must be between 0 and 1, got {test_fraction!r}.")
@@ -77,6 +82,11 @@ def batches(x: Any, y: Any, batch_size: int, shuffle: bool = True, seed: int | N
     ``seed=None`` shuffles with eg.random's global sequence (reproducible after
     ``eg.random.set_seed``). NumPy inputs give NumPy batches; tensors give tensors (on their device:
     the shuffled order goes to a GPU once per pass, not once per batch).
+
+    >>> import engine as eg
+    >>> import numpy as np
+    >>> [len(y) for _, y in eg.data.batches(np.zeros((5, 2)), np.arange(5), 2, shuffle=False)]
+    [2, 2, 1]
     """
     n = len(x)
     if len(y) != n:

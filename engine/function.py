@@ -50,14 +50,26 @@ __all__ = ["function", "Function"]
 
 def function(f: Callable | None = None, *, name: str | None = None) -> Any:
     """Trace ``f`` into a graph on its first call per signature and replay it afterwards (also a
-    decorator: ``@eg.function`` or ``@eg.function(name="train_step")``)."""
+    decorator: ``@eg.function`` or ``@eg.function(name="train_step")``).
+
+    >>> import engine as eg
+    >>> f = eg.function(lambda x: eg.exp(x))
+    >>> [float(f(eg.constant(v))) for v in (0.0, 1.0)], f.trace_count
+    ([1.0, 2.7182819843292236], 1)
+    """
     if f is None:
         return lambda g: Function(g, name=name)
     return Function(f, name=name)
 
 
 class Function:
-    """A traced function: call it like ``f``; ``get_graph(*args)`` and ``trace_count`` show the traces."""
+    """A traced function: call it like ``f``; ``get_graph(*args)`` and ``trace_count`` show the traces.
+
+    >>> import engine as eg
+    >>> f = eg.function(lambda x: x * 2.0)
+    >>> (float(f(eg.constant(3.0))), f.trace_count)
+    (6.0, 1)
+    """
 
     def __init__(self, python_function: Callable, name: str | None = None):
         if not callable(python_function):

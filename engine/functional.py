@@ -36,7 +36,13 @@ def _scalar(value: Any, where: str) -> Tensor:
 
 
 def value_and_gradients_function(f: Callable[..., Tensor]) -> Callable[..., tuple[Tensor, tuple]]:
-    """``g(*args)`` → ``(f(*args), (df/darg0, df/darg1, …))``; floats and arrays are accepted."""
+    """``g(*args)`` → ``(f(*args), (df/darg0, df/darg1, …))``; floats and arrays are accepted.
+
+    >>> import engine as eg
+    >>> v, (g,) = eg.value_and_gradients_function(lambda x: x ** 3)(2.0)
+    >>> float(v), float(g)
+    (8.0, 12.0)
+    """
 
     @functools.wraps(f)
     def value_and_grads(*args: Any) -> tuple[Tensor, tuple]:
@@ -67,7 +73,14 @@ def gradients_function(f: Callable[..., Tensor]) -> Callable[..., tuple]:
 
 def implicit_value_and_gradients(f: Callable[..., Tensor]) -> Callable[..., tuple[Tensor, list]]:
     """``g(*args)`` → ``(f(*args), [(gradient, variable), …])`` for every trainable Variable f read,
-    in the order f first read them."""
+    in the order f first read them.
+
+    >>> import engine as eg
+    >>> w = eg.Variable(2.0)
+    >>> v, [(g, var)] = eg.implicit_value_and_gradients(lambda: w * w)()
+    >>> float(v), float(g), var is w
+    (4.0, 4.0, True)
+    """
 
     @functools.wraps(f)
     def value_and_pairs(*args: Any, **kwargs: Any) -> tuple[Tensor, list[tuple[Tensor | None, Variable]]]:
@@ -102,7 +115,12 @@ def implicit_gradients(f: Callable[..., Tensor]) -> Callable[..., list]:
 
 
 def value_and_grad(f: Callable[..., Tensor], argnums: int | Sequence[int] = 0) -> Callable[..., tuple]:
-    """JAX-style: ``g(*args)`` → ``(f(*args), gradient)``; with a tuple ``argnums``, a tuple of them."""
+    """JAX-style: ``g(*args)`` → ``(f(*args), gradient)``; with a tuple ``argnums``, a tuple of them.
+
+    >>> import engine as eg
+    >>> [float(t) for t in eg.value_and_grad(lambda x: x * x)(3.0)]
+    [9.0, 6.0]
+    """
     many = not isinstance(argnums, int)
     nums = tuple(argnums) if many else (argnums,)
 

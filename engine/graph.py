@@ -82,7 +82,13 @@ class Node:
 
 class GraphTensor:
     """A node's output inside a graph: a name, shape, dtype and device, but no value. Fetch it with
-    ``graph.run(t)``."""
+    ``graph.run(t)``.
+
+    >>> import engine as eg
+    >>> g = eg.function(lambda x: x * 3.0).get_graph(eg.constant(1.0))
+    >>> g.outputs.name, g.outputs.shape
+    ('Mul:0', ())
+    """
 
     __slots__ = ("node",)
 
@@ -107,7 +113,13 @@ class GraphTensor:
 
 class Graph:
     """A traced function: `nodes` in run order, `inputs` (its tensor arguments), `outputs` (what it
-    returned, same structure), `run` and `op_count`."""
+    returned, same structure), `run` and `op_count`.
+
+    >>> import engine as eg
+    >>> g = eg.function(lambda x: eg.exp(x) + 1.0).get_graph(eg.constant(0.0))
+    >>> float(g.run(g.outputs, feeds={g.inputs[0]: eg.constant(1.0)}))
+    3.7182819843292236
+    """
 
     def __init__(self, name: str, nodes: list[Node], inputs: list[Node], outputs: Any,
                  variables: dict[int, Node]):

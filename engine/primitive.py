@@ -53,6 +53,12 @@ class Primitive:
       VJP is ``g`` times a local derivative of the same shape.
     - ``same_dtype``: tensor inputs must share one dtype (TensorFlow's rule; no silent promotion).
     - ``float_only``: inputs must be floating (exp of an int32 tensor is a TypeError).
+    - ``example``: ``(call, what it shows)``, appended to the docstring as a doctest.
+
+    >>> import engine as eg
+    >>> p = eg.primitives["multiply"]
+    >>> p.symbol, p.rule, p.elementwise
+    ('×', '∂a = g·b, ∂b = g·a', True)
     """
 
     __slots__ = ("name", "forward", "vjps", "same_dtype", "float_only", "inputs", "symbol", "rule",
@@ -61,7 +67,7 @@ class Primitive:
     def __init__(self, name: str, forward: Callable, vjps: Sequence[Callable] | Callable | None = None,
                  *, inputs: Sequence[str] = ("x",), rule: str | None = None, symbol: str | None = None,
                  elementwise: bool = False, same_dtype: bool = True, float_only: bool = False,
-                 doc: str | None = None):
+                 doc: str | None = None, example: tuple[str, str] | None = None):
         if name in REGISTRY:
             raise ValueError(f"Primitive {name!r} exists already (eg.primitives[{name!r}]); "
                              "choose another name.")
@@ -78,6 +84,8 @@ class Primitive:
         self.rule = rule or f"not differentiable: no gradient for {', '.join(self.inputs)}"
         self.elementwise = bool(elementwise)
         self.__doc__ = doc or forward.__doc__
+        if example is not None:  # (a call, what it shows): a doctest, run with the suite (engine.ops)
+            self.__doc__ = f"{self.__doc__}\n\n>>> import engine as eg\n>>> {example[0]}\n{example[1]}\n"
         REGISTRY[name] = self
 
     @property

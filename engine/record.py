@@ -24,6 +24,16 @@ class Record:
 
     ``op_id`` is shared by every tape that recorded the same execution of the op, so a viewer can
     tell which tapes saw which ops.
+
+    >>> import engine as eg
+    >>> x = eg.constant(2.0)
+    >>> with eg.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = x * x
+    ...
+    >>> r = tape.records[0]
+    >>> r.op, r.inputs == (x, x), r.outputs == (y,)
+    ('multiply', True, True)
     """
 
     __slots__ = ("op_id", "prim", "inputs", "output", "params")

@@ -23,7 +23,12 @@ _ops: Any = None  # engine.ops, which sets this when it is imported (it imports 
 
 
 def as_dtype(dtype: Any) -> np.dtype:
-    """A NumPy dtype from a name, a type, or a dtype: ``as_dtype("float32") == np.float32``."""
+    """A NumPy dtype from a name, a type, or a dtype: ``as_dtype("float32") == np.float32``.
+
+    >>> import engine as eg
+    >>> eg.as_dtype('float32') == eg.float32
+    True
+    """
     if dtype is bool or dtype == "bool":
         return np.dtype(np.bool_)
     try:

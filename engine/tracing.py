@@ -30,7 +30,17 @@ _PAUSED: list[Any] = []  # tracers paused by `init_scope`, innermost last
 
 
 class TracingError(RuntimeError):
-    """A traced tensor was asked for a Python value (``bool(t)``, ``t.numpy()``, ``t.item()``)."""
+    """A traced tensor was asked for a Python value (``bool(t)``, ``t.numpy()``, ``t.item()``).
+
+    >>> import engine as eg
+    >>> f = eg.function(lambda x: float(x) * 2)
+    >>> try:
+    ...     f(eg.constant(1.0))
+    ... except eg.TracingError:
+    ...     print("a traced tensor has no value yet")
+    ...
+    a traced tensor has no value yet
+    """
 
 
 @contextlib.contextmanager
@@ -39,6 +49,12 @@ def name_scope(name: str) -> Iterator[str | None]:
 
     Yields the full scope name (made unique like TensorFlow's: ``dense_1``, then ``dense_1_1``), or
     None when nothing is being traced.
+
+    >>> import engine as eg
+    >>> with eg.name_scope("layer") as scope:
+    ...     print(scope)
+    ...
+    None
     """
     tracer = TRACER
     if tracer is None:

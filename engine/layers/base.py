@@ -35,7 +35,13 @@ def _unique_name(prefix: str) -> str:
 
 
 def reset_names() -> None:
-    """Start the per-class name counters again (the next Dense is ``dense_1``)."""
+    """Start the per-class name counters again (the next Dense is ``dense_1``).
+
+    >>> import engine as eg
+    >>> eg.layers.reset_names()
+    >>> eg.layers.Dense(1).name
+    'dense_1'
+    """
     _counters.clear()
 
 
@@ -48,7 +54,12 @@ _ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
 
 
 def get_activation(activation: str | Callable[[Tensor], Tensor] | None) -> Callable[[Tensor], Tensor] | None:
-    """None (or ``"linear"``) for no activation, a name from ``relu tanh sigmoid softmax``, or a callable."""
+    """None (or ``"linear"``) for no activation, a name from ``relu tanh sigmoid softmax``, or a callable.
+
+    >>> import engine as eg
+    >>> eg.layers.get_activation("relu")(eg.constant([-1.0, 2.0])).numpy()
+    array([0., 2.], dtype=float32)
+    """
     if activation is None or activation == "linear":
         return None
     if callable(activation):
@@ -65,6 +76,13 @@ class Layer:
     ``__call__(x, training=False)`` converts ``x`` to a tensor, builds on the first call (variables
     get the input's floating dtype, ``dtype``, and its device), runs `call` and remembers the input
     and output shapes (for `Sequential.summary`).
+
+    >>> import engine as eg
+    >>> eg.layers.reset_names()
+    >>> layer = eg.layers.Dense(2)
+    >>> _ = layer(eg.ones((1, 3)))
+    >>> [v.name for v in layer.trainable_variables]
+    ['dense_1/kernel', 'dense_1/bias']
     """
 
     #: The start of automatic names: ``dense`` gives ``dense_1``, ``dense_2``, ...

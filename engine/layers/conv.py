@@ -22,7 +22,12 @@ __all__ = ["Conv2D"]
 
 class Conv2D(Layer):
     """``filters`` output channels from ``kernel_size`` windows; kernel HWIO Glorot-uniform
-    (fan_in = kh·kw·in, fan_out = kh·kw·filters, as Keras), bias zeros."""
+    (fan_in = kh·kw·in, fan_out = kh·kw·filters, as Keras), bias zeros.
+
+    >>> import engine as eg
+    >>> eg.layers.Conv2D(4, 3)(eg.ones((1, 8, 8, 1))).shape
+    (1, 8, 8, 4)
+    """
 
     name_prefix = "conv2d"
 

@@ -21,7 +21,12 @@ __all__ = ["Dense"]
 
 class Dense(Layer):
     """``units`` outputs from the last axis of the input; kernel ``(in, units)`` Glorot-uniform,
-    bias zeros. Built on the first call, in the input's dtype and on its device."""
+    bias zeros. Built on the first call, in the input's dtype and on its device.
+
+    >>> import engine as eg
+    >>> eg.layers.Dense(3, activation="relu")(eg.ones((2, 5))).shape
+    (2, 3)
+    """
 
     name_prefix = "dense"
 

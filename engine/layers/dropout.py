@@ -23,7 +23,12 @@ __all__ = ["Dropout"]
 
 
 class Dropout(Layer):
-    """Drop a fraction ``rate`` of the elements (scaling the rest by 1/(1 - rate)) when ``training``."""
+    """Drop a fraction ``rate`` of the elements (scaling the rest by 1/(1 - rate)) when ``training``.
+
+    >>> import engine as eg
+    >>> eg.layers.Dropout(0.5)(eg.ones(3)).numpy()
+    array([1., 1., 1.], dtype=float32)
+    """
 
     name_prefix = "dropout"
 

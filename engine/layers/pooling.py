@@ -16,7 +16,12 @@ __all__ = ["MaxPool2D"]
 
 
 class MaxPool2D(Layer):
-    """``eg.nn.max_pool2d`` as a layer: ``pool_size`` windows, ``strides`` (default ``pool_size``)."""
+    """``eg.nn.max_pool2d`` as a layer: ``pool_size`` windows, ``strides`` (default ``pool_size``).
+
+    >>> import engine as eg
+    >>> eg.layers.MaxPool2D(2)(eg.ones((1, 4, 4, 1))).shape
+    (1, 2, 2, 1)
+    """
 
     name_prefix = "max_pooling2d"
 

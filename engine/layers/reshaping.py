@@ -15,7 +15,12 @@ __all__ = ["Flatten"]
 
 
 class Flatten(Layer):
-    """Keep the first (batch) axis, merge all others."""
+    """Keep the first (batch) axis, merge all others.
+
+    >>> import engine as eg
+    >>> eg.layers.Flatten()(eg.ones((2, 3, 4))).shape
+    (2, 12)
+    """
 
     name_prefix = "flatten"
 

@@ -32,6 +32,11 @@ class Sequential(Layer):
 
     ``training`` is passed to every layer (it switches dropout on). ``layers``, ``variables`` and
     ``trainable_variables`` list what the layers hold, in order.
+
+    >>> import engine as eg
+    >>> model = eg.layers.Sequential([eg.layers.Dense(4, activation="relu"), eg.layers.Dense(1)])
+    >>> model(eg.ones((2, 3))).shape
+    (2, 1)
     """
 
     name_prefix = "sequential"

@@ -115,6 +115,10 @@ def conv2d(x: Any, filters: Any, strides: int | tuple[int, int] = 1, padding: st
     ``ceil(in / stride)``, zero padding split evenly, the odd pixel at the bottom / right) or
     ``"VALID"`` (no padding; only whole windows). Like TensorFlow (and unlike the mathematicians'
     convolution) the filters are not flipped: this is a cross-correlation.
+
+    >>> import engine as eg
+    >>> eg.nn.conv2d(eg.ones((1, 5, 5, 1)), eg.ones((3, 3, 1, 2))).shape
+    (1, 5, 5, 2)
     """
     op = "conv2d"
     x = x if isinstance(x, Tensor) else convert_to_tensor(x)

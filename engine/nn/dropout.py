@@ -40,6 +40,10 @@ def dropout(x: Any, rate: float, training: bool = True, seed: int | None = None,
 
     The gradient is the same mask times the same scale. (``_seed_fn``, for the `Dropout` layer: a
     function giving each call's seed, called when the mask is drawn, so in a traced graph too.)
+
+    >>> import engine as eg
+    >>> eg.nn.dropout(eg.ones(4), 0.5, training=False).numpy()
+    array([1., 1., 1., 1.], dtype=float32)
     """
     x = x if isinstance(x, Tensor) else convert_to_tensor(x)
     if isinstance(rate, bool) or not isinstance(rate, int | float) or math.isnan(rate) or not 0 <= rate < 1:

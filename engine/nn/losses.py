@@ -49,6 +49,10 @@ def softmax_cross_entropy(labels: Any, logits: Any, axis: int = -1) -> Tensor:
 
     Gradient with respect to the logits: ``softmax(logits) * sum(labels) - labels`` (that is
     ``softmax - labels`` for labels that sum to 1); the labels get a gradient too.
+
+    >>> import engine as eg
+    >>> eg.nn.softmax_cross_entropy([[0.0, 1.0]], [[0.0, 0.0]]).numpy()
+    array([0.6931472], dtype=float32)
     """
     op = "softmax_cross_entropy"
     logits = _logits(logits, op)
@@ -73,6 +77,10 @@ def sparse_softmax_cross_entropy(labels: Any, logits: Any) -> Tensor:
 
     Gradient with respect to the logits: ``softmax(logits) - one_hot(labels)``. Out-of-range labels
     are a ``ValueError`` when they are on the host, a NaN loss for their example on a GPU.
+
+    >>> import engine as eg
+    >>> eg.nn.sparse_softmax_cross_entropy([1], [[0.0, 0.0]]).numpy()
+    array([0.6931472], dtype=float32)
     """
     op = "sparse_softmax_cross_entropy"
     logits = _logits(logits, op)

@@ -158,6 +158,10 @@ def max_pool2d(x: Any, ksize: int | tuple[int, int], strides: int | tuple[int, i
 
     Gradient: to each window's maximum; ties go to the first in row-major order (TensorFlow's rule).
     NaN propagates.
+
+    >>> import engine as eg
+    >>> eg.nn.max_pool2d(eg.reshape(eg.linspace(0.0, 15.0, 16), (1, 4, 4, 1)), 2).numpy().ravel()
+    array([ 5.,  7., 13., 15.], dtype=float32)
     """
     x, params = _prepare("max_pool2d", x, ksize, strides, padding)
     return _max_pool(x, **params)
@@ -166,6 +170,11 @@ def max_pool2d(x: Any, ksize: int | tuple[int, int], strides: int | tuple[int, i
 def avg_pool2d(x: Any, ksize: int | tuple[int, int], strides: int | tuple[int, int] | None = None,
                padding: str = "VALID") -> Tensor:
     """The mean of each ``ksize`` window of NHWC ``x`` (``strides`` default: ``ksize``); with
-    ``SAME`` padding, padded positions are left out of the mean, as in TensorFlow."""
+    ``SAME`` padding, padded positions are left out of the mean, as in TensorFlow.
+
+    >>> import engine as eg
+    >>> eg.nn.avg_pool2d(eg.reshape(eg.linspace(0.0, 15.0, 16), (1, 4, 4, 1)), 2).numpy().ravel()
+    array([ 2.5,  4.5, 10.5, 12.5], dtype=float32)
+    """
     x, params = _prepare("avg_pool2d", x, ksize, strides, padding)
     return _avg_pool(x, **params)

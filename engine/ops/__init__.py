@@ -4,6 +4,7 @@ import sys
 
 from .. import tensor as _tensor
 from ..creation import arange, eye, fill, linspace, ones, ones_like, zeros, zeros_like
+from ..primitive import Primitive as _Primitive
 from .arithmetic import add, divide, floordiv, maximum, minimum, mod, multiply, pow, subtract
 from .devices import copy_to_device
 from .elementwise import (
@@ -44,6 +45,11 @@ from .shape import broadcast_to, cast, concat, expand_dims, reshape, squeeze, st
 from .special import log_softmax, logsumexp, softmax
 
 _tensor._ops = sys.modules[__name__]  # Tensor's operators (x + y, x[i], ...) call the ops defined here
+
+# A Primitive is an object, not a function, so doctest would skip its docstring: list the examples of
+# the public ones here (--doctest-modules runs them with the suite).
+__test__ = {name: op.__doc__ for name, op in list(globals().items())
+            if isinstance(op, _Primitive) and ">>>" in (op.__doc__ or "")}
 
 __all__ = [
     "abs", "add", "arange", "argmax", "argmin", "broadcast_to", "cast", "clip", "concat",

@@ -19,6 +19,7 @@ add = Primitive(
           lambda g, y, a, b: g],
     inputs=("a", "b"), rule="∂a = g, ∂b = g", symbol="+", elementwise=True,
     doc="a + b, elementwise with broadcasting.",
+    example=('eg.add([1.0, 2.0], 10.0).numpy()', 'array([11., 12.], dtype=float32)'),
 )
 
 subtract = Primitive(
@@ -27,6 +28,7 @@ subtract = Primitive(
           lambda g, y, a, b: negative(g)],
     inputs=("a", "b"), rule="∂a = g, ∂b = −g", symbol="−", elementwise=True,
     doc="a - b, elementwise with broadcasting.",
+    example=('eg.subtract([5.0, 2.0], 1.0).numpy()', 'array([4., 1.], dtype=float32)'),
 )
 
 multiply = Primitive(
@@ -35,6 +37,7 @@ multiply = Primitive(
           lambda g, y, a, b: g * a],
     inputs=("a", "b"), rule="∂a = g·b, ∂b = g·a", symbol="×", elementwise=True,
     doc="a * b, elementwise with broadcasting.",
+    example=('eg.multiply([1.0, 2.0], [3.0, 4.0]).numpy()', 'array([3., 8.], dtype=float32)'),
 )
 
 divide = Primitive(
@@ -43,12 +46,14 @@ divide = Primitive(
           lambda g, y, a, b: negative(g) * a / (b * b)],
     inputs=("a", "b"), rule="∂a = g/b, ∂b = −g·a/b²", symbol="÷", elementwise=True,
     doc="a / b (true division: int / int gives float64, as in NumPy and TensorFlow).",
+    example=('eg.divide([1.0, 3.0], 2.0).numpy()', 'array([0.5, 1.5], dtype=float32)'),
 )
 
 floordiv = Primitive(
     "floordiv", lambda xp, a, b: xp.floor_divide(a, b),
     inputs=("a", "b"), symbol="//", elementwise=True,
     doc="a // b, rounded towards minus infinity. Not differentiable (piecewise constant): gradient None.",
+    example=('eg.floordiv([7, -7], 2).numpy()', 'array([ 3, -4], dtype=int32)'),
 )
 
 mod = Primitive(
@@ -57,6 +62,7 @@ mod = Primitive(
           lambda g, y, a, b: negative(g) * floordiv(a, b)],
     inputs=("a", "b"), rule="∂a = g, ∂b = −g·floor(a/b)", symbol="%", elementwise=True,
     doc="a % b with the sign of b (Python's and TensorFlow's floor modulo). d/da = 1, d/db = -floor(a/b).",
+    example=('eg.mod([7, -7], 3).numpy()', 'array([1, 2], dtype=int32)'),
 )
 
 
@@ -78,6 +84,7 @@ pow = Primitive(  # noqa: A001
     inputs=("a", "b"), rule="∂a = g·b·a^(b−1), ∂b = g·y·ln a where a > 0, else 0 (y = aᵇ)", symbol="pow",
     elementwise=True,
     doc="a ** b. d/da = b·a^(b-1); d/db = a^b·log(a) for a > 0, else 0 (as TensorFlow).",
+    example=("eg.pow([2.0, 3.0], 2.0).numpy()", "array([4., 9.], dtype=float32)"),
 )
 
 
@@ -94,6 +101,7 @@ maximum = Primitive(
                             "∂b = g where b > a, g/2 where a = b, else 0",
     elementwise=True,
     doc="Elementwise max(a, b); NaN propagates. Where a == b the gradient is split equally.",
+    example=('eg.maximum([1.0, 5.0], [3.0, 2.0]).numpy()', 'array([3., 5.], dtype=float32)'),
 )
 
 minimum = Primitive(
@@ -104,4 +112,5 @@ minimum = Primitive(
                             "∂b = g where b < a, g/2 where a = b, else 0",
     elementwise=True,
     doc="Elementwise min(a, b); NaN propagates. Where a == b the gradient is split equally.",
+    example=('eg.minimum([1.0, 5.0], [3.0, 2.0]).numpy()', 'array([1., 2.], dtype=float32)'),
 )

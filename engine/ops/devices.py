@@ -20,7 +20,12 @@ _copy = Primitive(
 
 
 def copy_to_device(x: Tensor, device: backend.Device) -> Tensor:
-    """``x`` on ``device``; recorded on active tapes so the gradient flows back to x's device."""
+    """``x`` on ``device``; recorded on active tapes so the gradient flows back to x's device.
+
+    >>> import engine as eg
+    >>> eg.copy_to_device(eg.constant([1.0]), eg.backend.get_device('cpu:0')).device
+    'cpu:0'
+    """
     if x._is_variable:
         x = x._read()
     if x._device is device:

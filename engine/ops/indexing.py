@@ -110,7 +110,12 @@ def _check_host_bounds(parts: list, shape: tuple[int, ...]) -> None:
 
 
 def getitem(x: Tensor, key: Any) -> Tensor:
-    """``x[key]``. Out-of-range indices raise IndexError naming the shape."""
+    """``x[key]``. Out-of-range indices raise IndexError naming the shape.
+
+    >>> import engine as eg
+    >>> eg.getitem(eg.constant([10.0, 20.0, 30.0]), 1).numpy()
+    array(20., dtype=float32)
+    """
     key = _normalize(key, x)
     try:
         return _getitem(x, key=key)

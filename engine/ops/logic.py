@@ -14,21 +14,28 @@ from ..primitive import Primitive
 from ..tensor import Tensor
 
 
-def _compare(name: str, fn: str, symbol: str) -> Primitive:
+def _compare(name: str, fn: str, symbol: str, example: tuple[str, str] | None = None) -> Primitive:
     return Primitive(name, lambda xp, a, b: getattr(xp, fn)(a, b),
-                     inputs=("a", "b"), symbol=symbol, elementwise=True,
+                     inputs=("a", "b"), symbol=symbol, elementwise=True, example=example,
                      doc=f"a {symbol} b elementwise, as a bool tensor. Not differentiable.")
 
 
-equal = _compare("equal", "equal", "==")
-not_equal = _compare("not_equal", "not_equal", "!=")
-less = _compare("less", "less", "<")
-less_equal = _compare("less_equal", "less_equal", "<=")
-greater = _compare("greater", "greater", ">")
-greater_equal = _compare("greater_equal", "greater_equal", ">=")
+equal = _compare("equal", "equal", "==",
+                 example=('eg.equal([1, 2], [1, 3]).numpy()', 'array([ True, False])'))
+not_equal = _compare("not_equal", "not_equal", "!=",
+                     example=('eg.not_equal([1, 2], [1, 3]).numpy()', 'array([False,  True])'))
+less = _compare("less", "less", "<",
+                example=('eg.less([1, 2], 2).numpy()', 'array([ True, False])'))
+less_equal = _compare("less_equal", "less_equal", "<=",
+                      example=('eg.less_equal([1, 2], 2).numpy()', 'array([ True,  True])'))
+greater = _compare("greater", "greater", ">",
+                   example=('eg.greater([1, 2], 1).numpy()', 'array([False,  True])'))
+greater_equal = _compare("greater_equal", "greater_equal", ">=",
+                         example=('eg.greater_equal([1, 2], 2).numpy()', 'array([False,  True])'))
 
 
-def _bool_only(name: str, fn, symbol: str, inputs: tuple[str, ...]):
+def _bool_only(name: str, fn, symbol: str, inputs: tuple[str, ...],
+               example: tuple[str, str] | None = None):
     def forward(xp, *args):
         if any(a.dtype.kind != "b" for a in args):
             raise TypeError(
@@ -37,14 +44,21 @@ def _bool_only(name: str, fn, symbol: str, inputs: tuple[str, ...]):
             )
         return fn(xp, *args)
 
-    return Primitive(name, forward, inputs=inputs, symbol=symbol, elementwise=True,
+    return Primitive(name, forward, inputs=inputs, symbol=symbol, elementwise=True, example=example,
                      doc=f"Elementwise {name.split('_')[1]} of bool tensors. Not differentiable.")
 
 
-logical_and = _bool_only("logical_and", lambda xp, a, b: xp.logical_and(a, b), "∧", ("a", "b"))
-logical_or = _bool_only("logical_or", lambda xp, a, b: xp.logical_or(a, b), "∨", ("a", "b"))
-logical_xor = _bool_only("logical_xor", lambda xp, a, b: xp.logical_xor(a, b), "⊕", ("a", "b"))
-logical_not = _bool_only("logical_not", lambda xp, a: xp.logical_not(a), "¬", ("a",))
+logical_and = _bool_only("logical_and", lambda xp, a, b: xp.logical_and(a, b), "∧", ("a", "b"),
+                         example=('eg.logical_and([True, True], [True, False]).numpy()',
+                                  'array([ True, False])'))
+logical_or = _bool_only("logical_or", lambda xp, a, b: xp.logical_or(a, b), "∨", ("a", "b"),
+                        example=('eg.logical_or([True, False], [False, False]).numpy()',
+                                 'array([ True, False])'))
+logical_xor = _bool_only("logical_xor", lambda xp, a, b: xp.logical_xor(a, b), "⊕", ("a", "b"),
+                         example=('eg.logical_xor([True, True], [True, False]).numpy()',
+                                  'array([False,  True])'))
+logical_not = _bool_only("logical_not", lambda xp, a: xp.logical_not(a), "¬", ("a",),
+                         example=('eg.logical_not([True, False]).numpy()', 'array([False,  True])'))
 
 _stop_gradient = Primitive("stop_gradient", lambda xp, x: x, elementwise=True,
                            same_dtype=False, doc="x, which tapes see as a constant.")

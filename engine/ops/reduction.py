@@ -98,24 +98,29 @@ _prod = Primitive("prod", lambda xp, x, axis, keepdims: xp.prod(x, axis=axis, ke
                   rule="∂x = g·(the product of the other elements), exact where x has zeros")
 
 
-def _reducer(prim: Primitive, doc: str):
+def _reducer(prim: Primitive, doc: str, example: str):
     def reduce(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:
         x = convert_to_tensor(x)
         return prim(x, axis=_axes(axis, x.ndim, prim.name), keepdims=bool(keepdims))
 
     reduce.__name__ = reduce.__qualname__ = prim.name
-    reduce.__doc__ = doc
+    reduce.__doc__ = f"{doc}\n\n>>> import engine as eg\n{example}\n"
     return reduce
 
 
-sum = _reducer(_sum, "Sum over ``axis`` (None: all). Gradient: the upstream gradient, broadcast back.")  # noqa: A001
-mean = _reducer(_mean, "Mean over ``axis``. Gradient: upstream / number of reduced elements.")
+sum = _reducer(_sum, "Sum over ``axis`` (None: all). Gradient: the upstream gradient, broadcast back.",  # noqa: A001
+               ">>> eg.sum([[1.0, 2.0], [3.0, 4.0]], axis=0).numpy()\narray([4., 6.], dtype=float32)")
+mean = _reducer(_mean, "Mean over ``axis``. Gradient: upstream / number of reduced elements.",
+                ">>> eg.mean([[1.0, 5.0], [7.0, 2.0]], axis=0).numpy()\narray([4. , 3.5], dtype=float32)")
 max = _reducer(_max, "Maximum over ``axis``; NaN propagates. Gradient: to the maximal elements; "  # noqa: A001
-               "k tied maxima each get 1/k of it (PyTorch's convention; TensorFlow does the same).")
+               "k tied maxima each get 1/k of it (PyTorch's convention; TensorFlow does the same).",
+               ">>> eg.max([[1.0, 5.0], [7.0, 2.0]], axis=1).numpy()\narray([5., 7.], dtype=float32)")
 min = _reducer(_min, "Minimum over ``axis``; NaN propagates. Gradient: to the minimal elements; "  # noqa: A001
-               "k tied minima each get 1/k of it.")
+               "k tied minima each get 1/k of it.",
+               ">>> eg.min([[1.0, 5.0], [7.0, 2.0]]).numpy()\narray(1., dtype=float32)")
 prod = _reducer(_prod, "Product over ``axis``. Gradient: the product of the other elements (exact "
-                "with zeros too). Its second derivative is exact only where x has no zeros.")
+                "with zeros too). Its second derivative is exact only where x has no zeros.",
+                ">>> eg.prod([2.0, 3.0, 4.0]).numpy()\narray(24., dtype=float32)")
 
 
 def _arg(name, fn):
@@ -130,7 +135,8 @@ def _arg(name, fn):
 
     arg.__name__ = arg.__qualname__ = name
     arg.__doc__ = (f"Index (int64) of the {fn[3:]}imum along ``axis`` (None: of the flattened tensor, "
-                   "as NumPy). Not differentiable.")
+                   "as NumPy). Not differentiable.\n\n>>> import engine as eg\n"
+                   f">>> eg.{name}([1.0, 5.0, 2.0]).numpy()\narray({1 if fn == 'argmax' else 0})\n")
     return arg
 
 

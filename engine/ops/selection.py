@@ -33,6 +33,10 @@ def where(condition: Any, x: Any, y: Any) -> Tensor:
     """``x`` where ``condition`` is True, else ``y`` (all three broadcast).
 
     The condition gets no gradient; ``x`` gets the gradient where the condition holds, ``y`` elsewhere.
+
+    >>> import engine as eg
+    >>> eg.where([True, False], [1.0, 2.0], 0.0).numpy()
+    array([1., 0.], dtype=float32)
     """
     cond = condition if isinstance(condition, Tensor) else constant(condition)
     if cond.dtype.kind != "b":
@@ -65,4 +69,5 @@ clip = Primitive(
     rule="∂x = g where lo ≤ x ≤ hi, else 0; ∂lo = g where x < lo, else 0; ∂hi = g where x > hi, else 0",
     doc="Limit x to [lo, hi]; NaN stays NaN. Gradient to x is 1 inside the bounds (inclusive), 0 outside; "
         "the bounds get the gradient where they were active (TensorFlow's ClipByValue rule).",
+    example=('eg.clip([-2.0, 0.5, 3.0], -1.0, 1.0).numpy()', 'array([-1. ,  0.5,  1. ], dtype=float32)'),
 )

@@ -25,7 +25,12 @@ _reshape = Primitive("reshape", lambda xp, x, shape: xp.reshape(x, shape), vjps=
 
 
 def reshape(x: Any, shape: Sequence[int]) -> Tensor:
-    """The same values in a new shape (one entry may be -1: inferred)."""
+    """The same values in a new shape (one entry may be -1: inferred).
+
+    >>> import engine as eg
+    >>> eg.reshape(eg.arange(6), (2, -1)).shape
+    (2, 3)
+    """
     x = convert_to_tensor(x)
     shape = tuple(int(n) for n in (shape if isinstance(shape, list | tuple) else (shape,)))
     known = 1
@@ -56,7 +61,12 @@ def _inverse(perm: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def transpose(x: Any, perm: Sequence[int] | None = None) -> Tensor:
-    """Permute the axes: output axis i is input axis ``perm[i]`` (default: reversed)."""
+    """Permute the axes: output axis i is input axis ``perm[i]`` (default: reversed).
+
+    >>> import engine as eg
+    >>> eg.transpose(eg.ones((2, 3))).shape
+    (3, 2)
+    """
     x = convert_to_tensor(x)
     perm = tuple(range(x.ndim))[::-1] if perm is None else tuple(int(p) % max(x.ndim, 1) for p in perm)
     if sorted(perm) != list(range(x.ndim)):
@@ -69,7 +79,12 @@ _squeeze = Primitive("squeeze", lambda xp, x, axis: xp.squeeze(x, axis=axis), vj
 
 
 def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Tensor:
-    """Drop axes of size 1 (all of them, or those in ``axis``)."""
+    """Drop axes of size 1 (all of them, or those in ``axis``).
+
+    >>> import engine as eg
+    >>> eg.squeeze(eg.ones((1, 2, 1))).shape
+    (2,)
+    """
     x = convert_to_tensor(x)
     if axis is not None:
         axes = (axis,) if isinstance(axis, int) else tuple(axis)
@@ -86,7 +101,12 @@ _expand_dims = Primitive("expand_dims", lambda xp, x, axis: xp.expand_dims(x, ax
 
 
 def expand_dims(x: Any, axis: int) -> Tensor:
-    """Insert an axis of size 1 at position ``axis`` (negative counts from the end of the result)."""
+    """Insert an axis of size 1 at position ``axis`` (negative counts from the end of the result).
+
+    >>> import engine as eg
+    >>> eg.expand_dims([1.0, 2.0], 0).shape
+    (1, 2)
+    """
     x = convert_to_tensor(x)
     if not -x.ndim - 1 <= axis <= x.ndim:
         raise ValueError(f"expand_dims: axis {axis} is out of range for shape {x.shape}.")
@@ -101,7 +121,13 @@ _broadcast_to = Primitive(
 
 
 def broadcast_to(x: Any, shape: Sequence[int]) -> Tensor:
-    """Repeat ``x`` along axes of size 1 (and new leading axes) to reach ``shape``."""
+    """Repeat ``x`` along axes of size 1 (and new leading axes) to reach ``shape``.
+
+    >>> import engine as eg
+    >>> eg.broadcast_to([1.0, 2.0], (2, 2)).numpy()
+    array([[1., 2.],
+           [1., 2.]], dtype=float32)
+    """
     x = convert_to_tensor(x)
     shape = tuple(int(n) for n in shape)
     if shape == x.shape:
@@ -123,7 +149,12 @@ _concat = Primitive("concat", lambda xp, *xs, axis: xp.concatenate(xs, axis=axis
 
 
 def concat(values: Sequence[Any], axis: int = 0) -> Tensor:
-    """Join tensors along an existing axis; their other axes must match."""
+    """Join tensors along an existing axis; their other axes must match.
+
+    >>> import engine as eg
+    >>> eg.concat([[1.0], [2.0, 3.0]], axis=0).numpy()
+    array([1., 2., 3.], dtype=float32)
+    """
     values = [convert_to_tensor(v) for v in values]
     if not values:
         raise ValueError("concat: needs at least one tensor.")
@@ -144,7 +175,13 @@ def concat(values: Sequence[Any], axis: int = 0) -> Tensor:
 
 
 def stack(values: Sequence[Any], axis: int = 0) -> Tensor:
-    """Join tensors of one shape along a new axis."""
+    """Join tensors of one shape along a new axis.
+
+    >>> import engine as eg
+    >>> eg.stack([[1.0, 2.0], [3.0, 4.0]], axis=1).numpy()
+    array([[1., 3.],
+           [2., 4.]], dtype=float32)
+    """
     values = [convert_to_tensor(v) for v in values]
     if not values:
         raise ValueError("stack: needs at least one tensor.")
@@ -168,6 +205,10 @@ def cast(x: Any, dtype: Any) -> Tensor:
     """The values converted to ``dtype`` (float → int truncates toward zero, as in TensorFlow).
 
     Differentiable between floating dtypes; casting to an integer type cuts the gradient (None).
+
+    >>> import engine as eg
+    >>> eg.cast([1.7, -1.7], 'int32').numpy()
+    array([ 1, -1], dtype=int32)
     """
     x = convert_to_tensor(x)
     dtype = as_dtype(dtype)

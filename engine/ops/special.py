@@ -31,7 +31,12 @@ _shift = Primitive("logsumexp_shift", _shift_forward, vjps=None,
 
 
 def logsumexp(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:
-    """log(sum(exp(x))) over ``axis``, without overflow. Gradient: softmax(x)."""
+    """log(sum(exp(x))) over ``axis``, without overflow. Gradient: softmax(x).
+
+    >>> import engine as eg
+    >>> eg.logsumexp([1000.0, 1000.0]).numpy()
+    array(1000.6932, dtype=float32)
+    """
     x = convert_to_tensor(x)
     m = _shift(x, axis=axis)  # logsumexp(x) = m + log(sum(exp(x - m))) for any constant m
     out = log(sum(exp(x - m), axis=axis, keepdims=True)) + m

@@ -94,6 +94,13 @@ class MultiSteps:
 
     `iterations` counts real updates (the wrapped optimizer's); `micro_steps` counts calls since the
     last one. Slots are the wrapped optimizer's, plus ``accumulated`` (the running sum).
+
+    >>> import engine as eg
+    >>> w = eg.Variable(1.0)
+    >>> opt = eg.optimizers.MultiSteps(eg.optimizers.SGD(0.1), every_k=2)
+    >>> _ = opt.minimize(lambda: w * w)
+    >>> float(w)
+    1.0
     """
 
     def __init__(self, optimizer: Optimizer, every_k: int, average: bool = True):

@@ -25,7 +25,14 @@ __all__ = ["Adagrad"]
 
 
 class Adagrad(Optimizer):
-    """Adagrad: ``acc ← acc + g²``, ``w ← w − lr·g / (√acc + ε)``."""
+    """Adagrad: ``acc ← acc + g²``, ``w ← w − lr·g / (√acc + ε)``.
+
+    >>> import engine as eg
+    >>> w = eg.Variable(1.0)
+    >>> _ = eg.optimizers.Adagrad(0.1).minimize(lambda: w * w)
+    >>> round(float(w), 4)
+    0.9012
+    """
 
     slot_names = ("accumulator",)
 

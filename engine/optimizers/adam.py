@@ -28,7 +28,15 @@ __all__ = ["Adam"]
 
 
 class Adam(Optimizer):
-    """Adam: running means of the gradient (``m``) and its square (``v``), bias-corrected."""
+    """Adam: running means of the gradient (``m``) and its square (``v``), bias-corrected.
+
+    >>> import engine as eg
+    >>> w = eg.Variable(1.0)
+    >>> opt = eg.optimizers.Adam(0.1)
+    >>> _ = opt.minimize(lambda: w * w)
+    >>> round(float(w), 4), sorted(opt.slots(w))
+    (0.9, ['m', 'v'])
+    """
 
     slot_names = ("m", "v")
 

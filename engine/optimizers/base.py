@@ -103,6 +103,10 @@ class Optimizer:
 
     ``learning_rate`` is a number or a callable ``f(step) -> number``, called with the number of
     updates applied so far (0 for the first), like a Keras schedule.
+
+    >>> import engine as eg
+    >>> isinstance(eg.optimizers.Adam(), eg.optimizers.Optimizer)
+    True
     """
 
     slot_names: tuple[str, ...] = ()

@@ -25,7 +25,17 @@ __all__ = ["Momentum"]
 
 
 class Momentum(Optimizer):
-    """Gradient descent with momentum ``μ`` (``momentum``), optionally Nesterov's variant."""
+    """Gradient descent with momentum ``μ`` (``momentum``), optionally Nesterov's variant.
+
+    >>> import engine as eg
+    >>> w = eg.Variable(1.0)
+    >>> opt = eg.optimizers.Momentum(0.1, momentum=0.9)
+    >>> for _ in range(2):
+    ...     _ = opt.minimize(lambda: w * w)
+    ...
+    >>> round(float(w), 4)
+    0.46
+    """
 
     slot_names = ("momentum",)
 

@@ -27,7 +27,14 @@ __all__ = ["RMSProp"]
 
 
 class RMSProp(Optimizer):
-    """RMSProp with optional momentum and centering (see the module docstring for the rule)."""
+    """RMSProp with optional momentum and centering (see the module docstring for the rule).
+
+    >>> import engine as eg
+    >>> w = eg.Variable(1.0)
+    >>> _ = eg.optimizers.RMSProp(0.1).minimize(lambda: w * w)
+    >>> round(float(w), 4)
+    0.6838
+    """
 
     def __init__(self, learning_rate: LearningRate = 0.001, rho: float = 0.9, momentum: float = 0.0,
                  epsilon: float = 1e-7, centered: bool = False, name: str | None = None):

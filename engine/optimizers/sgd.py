@@ -20,6 +20,12 @@ class SGD(Optimizer):
     """Stochastic gradient descent, ``w ← w − lr·g`` (TensorFlow's ``GradientDescentOptimizer``).
 
     No slots: the update depends on the current gradient only.
+
+    >>> import engine as eg
+    >>> w = eg.Variable(1.0)
+    >>> _ = eg.optimizers.SGD(0.1).minimize(lambda: w * w)
+    >>> round(float(w), 4)                  # 1 - 0.1 * 2
+    0.8
     """
 
     def __init__(self, learning_rate: LearningRate = 0.01, name: str | None = None):

@@ -216,6 +216,16 @@ def build_model(
     ``target``: a tensor, a list of tensors (their sum is differentiated), or None for every record.
     ``names``: any name → tensor mapping (``locals()``), for labels. Tensor names are the fallback.
     ``grads``: compute d target / d node for every node with the engine's backward pass.
+
+    >>> import engine as eg
+    >>> import gradviz as gv
+    >>> x = eg.constant(2.0)
+    >>> with eg.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = x * x
+    ...
+    >>> [n.label for n in gv.build_model(y, tape, names={"x": x, "y": y}).nodes.values()]
+    ['x', '×', 'y']
     """
     from engine import Variable  # noqa: PLC0415
 

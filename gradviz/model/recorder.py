@@ -128,6 +128,14 @@ class Recorder:
 
     ``record(step, loss=None, grads_and_vars=None, **scalars)``: call it once per step (before or
     after ``apply_gradients``, but always at the same point of the loop).
+
+    >>> import engine as eg
+    >>> import gradviz as gv
+    >>> rec = gv.Recorder()
+    >>> rec.record(0, loss=2.0)
+    >>> rec.record(1, loss=1.5)
+    >>> rec.steps, rec.scalar("loss")
+    ([0, 1], ([0, 1], [2.0, 1.5]))
     """
 
     def __init__(self) -> None:

@@ -80,6 +80,16 @@ def to_dot(
     ``show``: which fields tensor labels carry: "value", "grad", "shape", "dtype", "device".
     ``rankdir``: "LR", "TB", or None (left to right for shallow graphs, top to bottom for deep ones).
     ``edge_attrs``: an optional callback giving extra Graphviz attributes per `Edge` (colour, width).
+
+    >>> import engine as eg
+    >>> import gradviz as gv
+    >>> x = eg.constant(2.0)
+    >>> with eg.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = x * x
+    ...
+    >>> gv.to_dot(gv.build_model(y, tape)).source.startswith("digraph")
+    True
     """
     import graphviz  # noqa: PLC0415  (heavy-ish; only when drawing)
 

@@ -94,7 +94,13 @@ def renderer_name() -> str:
 
 
 def render_svg(source: str) -> str:
-    """SVG text for DOT ``source`` (cached by content)."""
+    """SVG text for DOT ``source`` (cached by content).
+
+    >>> import engine as eg
+    >>> import gradviz as gv
+    >>> gv.render_svg("digraph { a -> b }").count("<svg")
+    1
+    """
     name = renderer_name()
     key = (name, hashlib.sha1(source.encode("utf-8")).hexdigest())
     with _LOCK:

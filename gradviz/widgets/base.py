@@ -28,6 +28,16 @@ class View(traitlets.HasTraits):
     A widget's state is declared once, as traits (``step = traitlets.Int()``) checked by
     ``@traitlets.validate`` methods that raise a clear ValueError; its controls are linked to those
     traits (`link_control`), so code and controls change the same state.
+
+    >>> import engine as eg
+    >>> import gradviz as gv
+    >>> x = eg.constant(2.0)
+    >>> with eg.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = x * x
+    ...
+    >>> isinstance(gv.tape(tape), gv.View)
+    True
     """
 
     _widget: Any = None

@@ -345,6 +345,18 @@ def flow(source: Any, tape: Any = None, *, loss: Any = None, names: Any = None, 
 
     ``by``: "layer" (variables grouped by name scope, ``dense_1/kernel`` → ``dense_1``) or "variable";
     ``stat``: what the line panel shows ("norm", "max", "update_ratio"); ``log``: log scales.
+
+    >>> import engine as eg
+    >>> import gradviz as gv
+    >>> w = eg.Variable([1.0, 2.0], name="dense_1/kernel")
+    >>> rec = gv.Recorder()
+    >>> for step in range(2):
+    ...     with eg.GradientTape() as tape:
+    ...         loss = eg.sum(w * w)
+    ...     rec.record(step, loss=loss, grads_and_vars=[(tape.gradient(loss, w), w)])
+    ...
+    >>> gv.flow(rec).names
+    ['dense_1']
     """
     import engine as eg
 

@@ -55,6 +55,16 @@ def graph(
     ``edge_magnitude``: draw each edge as wide as the gradient flowing along it (log scale).
 
     ``target`` may also be an ``eg.Graph`` (what ``eg.function`` traced): see `gradviz.widgets.traced_view`.
+
+    >>> import engine as eg
+    >>> import gradviz as gv
+    >>> x = eg.constant(2.0)
+    >>> with eg.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = x * x + 1.0
+    ...
+    >>> "<svg" in gv.graph(y, tape, names={"x": x, "y": y}).to_svg()
+    True
     """
     from engine import GradientTape, Graph  # noqa: PLC0415
 

@@ -63,6 +63,17 @@ def backprop(
     ``sources``: the tensors whose gradients we are after (default: every tensor and Variable the
     tape watches). ``names``: a name → tensor mapping such as ``locals()``, for labels.
     The tape is not consumed: it may be non-persistent, as long as its gradient() was not called yet.
+
+    >>> import engine as eg
+    >>> import gradviz as gv
+    >>> x = eg.constant(3.0)
+    >>> with eg.GradientTape(persistent=True) as tape:
+    ...     tape.watch(x)
+    ...     y = x * x
+    ...
+    >>> bp = gv.backprop(tape, y, [x])
+    >>> len(bp.steps), bp.steps[0].record.primitive.rule
+    (1, '∂a = g·b, ∂b = g·a')
     """
     return BackpropView(tape, target, sources=sources, names=names, theme=theme)
 

@@ -37,6 +37,16 @@ def tape(
 
     ``names``: a name → tensor (and tape) mapping such as ``locals()``, for labels.
     ``target``, ``sources``: optionally, show d target / d source for each source, or why it is None.
+
+    >>> import engine as eg
+    >>> import gradviz as gv
+    >>> x = eg.constant(2.0)
+    >>> with eg.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = eg.exp(x)
+    ...
+    >>> "exp" in gv.tape(tape).to_html()
+    True
     """
     return TapeView(tapeinfo.as_tapes(tape), names=names, target=target, sources=sources)
 
