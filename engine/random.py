@@ -22,7 +22,7 @@ from . import backend, tracing
 from .creation import _shape
 from .tensor import Tensor, as_dtype
 
-__all__ = ["set_seed", "normal", "uniform", "truncated_normal", "generator"]
+__all__ = ["set_seed", "normal", "uniform", "truncated_normal", "generator", "hashed_uniform"]
 
 _global_seed: int | None = None
 _rng = np.random.default_rng()
@@ -116,3 +116,28 @@ def truncated_normal(shape: int | Sequence[int], mean: float = 0.0, stddev: floa
         return mean + stddev * values
 
     return _draw("TruncatedNormal", sample, dtype)
+
+
+# SplitMix64's constants (Steele, Lea & Flood, 2014)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+
+
+def hashed_uniform(xp: Any, key: int, shape: Sequence[int]) -> Any:
+    """float32 numbers in [0, 1), computed where ``xp`` computes (NumPy or CuPy) from an integer key.
+
+    Element ``i`` is the SplitMix64 hash of ``key + i·γ``, cut to 24 bits: integer arithmetic that
+    every device does identically, so a key gives the same numbers, bit for bit, on the CPU and on a
+    GPU, and nothing is drawn on the host or uploaded. (Dropout masks are made this way.)
+
+    >>> hashed_uniform(np, 7, (3,)).tolist() == hashed_uniform(np, 7, (3,)).tolist()
+    True
+    """
+    n = 1
+    for d in shape:
+        n *= int(d)
+    z = xp.arange(n, dtype=np.uint64) * _GOLDEN + np.uint64(key % 2**64)
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    z = z ^ (z >> np.uint64(31))
+    return ((z >> np.uint64(40)).astype(np.float32) * np.float32(2.0 ** -24)).reshape(tuple(shape))

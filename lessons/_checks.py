@@ -704,9 +704,10 @@ register("08", "pool_drop", judge=_judge_pool_drop,
          hint="A memory pool keeps freed blocks for the next allocation instead of returning them to "
               "the driver. Which number counts memory in use by tensors, and which the pool's total?")
 register("08", "bit_identical", expected={"a", "b", "c"},
-         hint="For each item ask: is it drawn by a random generator on the host (NumPy) and then copied "
-              "to the device, or is it the result of the device's own arithmetic, where the order in "
-              "which numbers are added differs between NumPy and CUDA libraries?",
+         hint="For each item ask: does it come from the host's random generator (NumPy), copied to the "
+              "device or turned into a mask by exact integer arithmetic, or is it the result of the "
+              "device's floating-point arithmetic, where the order in which numbers are added differs "
+              "between NumPy and CUDA libraries?",
          praise="Random draws on the host are the reason a seed means the same thing on every device.")
 
 

@@ -189,3 +189,14 @@ def test_a_traced_function_of_gpu0_tensors_replays_on_gpu0_inside_a_gpu1_scope()
         first, second = f(x), f(x)  # the trace, then its replay
     assert where(first) == where(second) == "gpu:0"
     np.testing.assert_allclose(second.numpy(), first.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("device", GPUS)
+def test_a_seed_gives_the_same_dropout_mask_on_every_device(device):
+    x = np.ones((30, 20), np.float32)
+    on_cpu = eg.nn.dropout(eg.constant(x), rate=0.3, seed=11).numpy()
+    here = eg.nn.dropout(on(device, x, "float32"), rate=0.3, seed=11)
+    assert where(here) == device
+    np.testing.assert_array_equal(here.numpy(), on_cpu)
+    u = eg.random.hashed_uniform(np, 5, (10000,))
+    assert u.dtype == np.float32 and 0 <= u.min() and u.max() < 1 and abs(u.mean() - 0.5) < 0.01

@@ -31,10 +31,10 @@ def dropout(x: Any, rate: float, training: bool = True, seed: int | None = None,
     """``x`` with each element dropped with probability ``rate`` and the rest scaled by 1/(1 - rate).
 
     - ``training=False`` (or ``rate == 0``): returns ``x`` itself.
-    - ``seed``: the same seed gives the same mask on the same kind of device (combined with
-      ``eg.random.set_seed``'s global seed, like every random op); None draws from the global
-      sequence. On a GPU the mask is drawn there by CuPy's generator (nothing is uploaded), so a seed
-      reproduces GPU masks run to run, but a CPU and a GPU mask for the same seed differ.
+    - ``seed``: the same seed gives the same mask (combined with ``eg.random.set_seed``'s global seed,
+      like every random op); None draws from the global sequence. The mask is computed on ``x``'s
+      device (nothing is uploaded) by integer hashing of a key drawn on the host
+      (`eg.random.hashed_uniform`), so a seed gives the same mask, bit for bit, on every device.
     - ``noise_shape``: the mask's shape, broadcast against ``x`` (e.g. ``(N, 1, 1, C)`` drops whole
       channels).
 
@@ -61,11 +61,8 @@ def _mask_forward(xp: Any, x: Any, rate: float, seed: int | None, shape: tuple[i
                   seed_fn: Any = None) -> Any:
     if seed_fn is not None:  # a layer's own sequence of seeds: the next one, drawn on every call
         seed = seed_fn()
-    if xp is np:
-        keep = _random.generator(seed).random(shape) >= rate
-    else:  # drawn on the GPU (the current one: apply made it x's) from a seed taken on the host
-        keep = xp.random.default_rng(int(_random.generator(seed).integers(2**32))).random(
-            shape, dtype=np.float32) >= rate
+    key = int(_random.generator(seed).integers(2**63))  # on the host: no transfer
+    keep = _random.hashed_uniform(xp, key, shape) >= np.float32(rate)  # on x's device (apply made it current)
     return keep.astype(x.dtype) * x.dtype.type(1.0 / (1.0 - rate))
 
 

@@ -304,6 +304,8 @@ class ndarray:  # noqa: N801  (CuPy's name)
     __and__, __rand__ = _binary(np.bitwise_and), _binary(np.bitwise_and, True)
     __or__, __ror__ = _binary(np.bitwise_or), _binary(np.bitwise_or, True)
     __xor__, __rxor__ = _binary(np.bitwise_xor), _binary(np.bitwise_xor, True)
+    __lshift__, __rlshift__ = _binary(np.left_shift), _binary(np.left_shift, True)
+    __rshift__, __rrshift__ = _binary(np.right_shift), _binary(np.right_shift, True)
     __eq__, __ne__ = _binary(np.equal), _binary(np.not_equal)  # type: ignore[assignment]
     __lt__, __le__ = _binary(np.less), _binary(np.less_equal)
     __gt__, __ge__ = _binary(np.greater), _binary(np.greater_equal)
