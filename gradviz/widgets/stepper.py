@@ -24,14 +24,13 @@ True
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import traitlets
 
 from gradviz.model import tapeinfo
 from gradviz.model.graph_model import build_model
+from gradviz.model.step_totals import Arrival, accumulate
 from gradviz.render import fmt
 from gradviz.render.svg import strip_prolog
 from gradviz.widgets.base import View, esc, svg_widget_class
@@ -41,18 +40,6 @@ if TYPE_CHECKING:
     from engine import BackwardStep
 
 __all__ = ["backprop", "BackpropView", "Arrival"]
-
-@dataclass
-class Arrival:
-    """What one input receives at one step, with the running total it joins (host arrays, for display)."""
-
-    index: int  # the input's position in the record
-    key: int  # the node it is drawn as (a Variable's read folds into the Variable)
-    value: np.ndarray  # the contribution: the step's own, from the engine
-    local: np.ndarray | None  # ∂output/∂input per element, for an elementwise op of unchanged shape
-    before: np.ndarray | None  # the running gradient before this step (None: first arrival)
-    after: np.ndarray  # ... and after adding the contribution
-    complete: bool  # no later step adds to it
 
 
 def backprop(
@@ -109,45 +96,14 @@ class BackpropView(View):
         watched = [s for s in self.sources if s.id in reads or any(tp.is_watching(s) for tp in tapes)]
         with tapeinfo.quiet():
             self.steps: list[BackwardStep] = list(backward_steps(list(model.records), [target], watched))
-        self._arrivals, self.gradients = self._accumulate(watched)
+        alias = model.alias
+        key = lambda t: alias.get(t.id, t.id)  # noqa: E731  (a Variable's reads are its own node)
+        self._arrivals, self._complete, totals = accumulate(self.steps, target, key)
+        self.gradients = {s.id: (totals.get(alias.get(s.id, s.id)) if s.dtype.kind in "fc" else None)
+                          for s in watched}
         self._producers = {model.alias.get(r.output.id, r.output.id): r for r in model.records}
         self._panels: dict[int, str] = {}
         self._show()
-
-    def _accumulate(self, watched: list[Any]) -> tuple[list[list[Arrival]], dict[int, Any]]:
-        """Each step's arrivals with running totals, and each source's gradient: the sums of the
-        contributions the engine's steps report (no gradient is computed here)."""
-        from engine import Tensor, add  # noqa: PLC0415
-
-        alias = self.graph.full_model.alias
-        key = lambda t: alias.get(t.id, t.id)  # noqa: E731
-        remaining: dict[int, int] = {}
-        for step in self.steps:
-            for x, c in zip(step.record.inputs, step.contributions):
-                if c is not None:
-                    remaining[key(x)] = remaining.get(key(x), 0) + 1
-        totals: dict[int, Tensor] = {key(self.target): _ones_like(self.target)}
-        done = {k for k in totals if remaining.get(k, 0) == 0}
-        arrivals, self._complete = [], []
-        with tapeinfo.quiet():
-            for step in self.steps:
-                here = []
-                for i, (x, c) in enumerate(zip(step.record.inputs, step.contributions)):
-                    if c is None:
-                        continue
-                    k = key(x)
-                    prev = totals.get(k)
-                    totals[k] = c if prev is None else add(prev, c)
-                    remaining[k] -= 1
-                    if remaining[k] == 0:
-                        done.add(k)
-                    here.append(Arrival(i, k, c.numpy(), _local(step, i),
-                                        None if prev is None else prev.numpy(), totals[k].numpy(),
-                                        remaining[k] == 0))
-                arrivals.append(here)
-                self._complete.append(frozenset(done))
-        grads = {s.id: (totals.get(key(s)) if s.dtype.kind in "fc" else None) for s in watched}
-        return arrivals, grads
 
     # ---- state -------------------------------------------------------------------------------------
     @property
@@ -392,26 +348,3 @@ def _reason(explain: Any, tapes: list[Any], target: Any, source: Any) -> str:
         if reason:
             return reason
     return "not connected to the target."
-
-
-def _ones_like(t: Any) -> Any:
-    from engine import ones_like  # noqa: PLC0415
-
-    return ones_like(t)
-
-
-def _local(step: Any, i: int) -> np.ndarray | None:
-    """∂y/∂x_i per element, for an elementwise primitive whose input i has the output's shape: the
-    primitive's own VJP applied to ones, kept only when upstream × local equals the step's contribution."""
-    r, c = step.record, step.contributions[i]
-    x = r.inputs[i]
-    if not r.primitive.elementwise or x.shape != r.output.shape or x.dtype.kind not in "fc":
-        return None
-    local = r.primitive.vjp(i, _ones_like(r.output), r.output, r.inputs, r.params)
-    if local is None or local.shape != x.shape:
-        return None
-    local = local.numpy()
-    with np.errstate(all="ignore"):
-        if not np.allclose(step.upstream[0].numpy() * local, c.numpy(), rtol=1e-5, atol=1e-6, equal_nan=True):
-            return None
-    return local
