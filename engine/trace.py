@@ -50,8 +50,7 @@ class Tracer:
     def __init__(self, allow_new_variables: bool = True, function_name: str = "f"):
         self.thread = threading.get_ident()
         self.nodes: list[Node] = []
-        self.node_of: dict[int, Node] = {}  # tensor id → the node computing it
-        self.alive: list[Any] = []  # tensors seen while tracing, kept so that their ids stay theirs
+        self.node_of: dict[int, Node] = {}  # tensor id (never reused) → the node computing it
         self.names: set[str] = set()
         self.scopes: list[str] = []  # full names of the open scopes, innermost last
         self.backward_depth = 0  # > 0 inside tape.gradient
@@ -109,7 +108,6 @@ class Tracer:
         self.nodes.append(node)
         if tensor is not None:
             self.node_of[tensor._uid] = node
-            self.alive.append(tensor)
         return node
 
     def node_for(self, t: Any) -> Node:
@@ -151,7 +149,6 @@ class Tracer:
         if first:
             self.variables[key] = node
         self.reads_since.setdefault(key, []).append(node)
-        self.alive.append(var)
         return node
 
     def on_assign(self, var: Any, op: str, value: Any) -> None:
@@ -215,7 +212,6 @@ class Tracer:
             deps.append(self.last_write[key])
         if var is not None:
             fields.update(shape=var.shape, dtype=var.dtype, device=var.device, variable=var)
-            self.alive.append(var)
         node = self._add(base, op, "write", control_inputs=deps, **fields)
         self.last_write[key] = node
         return node
