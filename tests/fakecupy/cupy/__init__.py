@@ -29,10 +29,10 @@ not CuPy's); ``__array_function__`` dispatch (NumPy functions on fake arrays rai
 ``RawKernel``, ``ElementwiseKernel``, fusion, DLPack, pinned memory; and CuPy's acceptance of plain
 Python lists in only some functions (the fake accepts them in all).
 
->>> import cupy  # doctest: +SKIP
+>>> import cupy                                # the fake, inside the test session
 >>> with cupy.cuda.Device(1):
 ...     a = cupy.zeros(3)
->>> a.device.id, type(a).__name__
+>>> a.device.id, type(a).__name__              # doctest: +SKIP
 (1, 'ndarray')
 """
 
