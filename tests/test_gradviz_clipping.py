@@ -70,19 +70,23 @@ def test_lab_state_after_interaction():
     lab = gv.clipping([eg.constant([3.0, 4.0]), eg.constant([0.5, -2.0])], threshold=2.0)
     assert lab.view == "arrows" and lab.method == "global norm" and lab.threshold == 2.0
     controls = lab.controls
-    first = lab.widget.children[-2].value  # the picture
+    first = lab.shown("moving")  # the parts of the picture the controls move
     controls["threshold"].value = 1.0  # as a user drags the slider
     assert lab.threshold == 1.0
     assert lab.result.global_norm_after == pytest.approx(1.0, rel=1e-6)
-    assert lab.widget.children[-2].value != first
+    assert lab.shown("moving") != first and "threshold 1" in lab.shown("moving")
     controls["method"].value = "value"
     assert lab.method == "value"
     np.testing.assert_array_equal(lab.result.numpy()[0], [1.0, 1.0])
-    assert "clip_by_value(g, -1, 1)" in lab._html.value
+    assert "clip_by_value(g, -1, 1)" in lab.shown("panel")
+    lab.widget.index = {**lab.widget.index, "method": 0}  # moved in the browser: the state follows
+    assert lab.method == METHODS[0]
     # and from code: the control follows
     lab.method = "per-variable norm"
-    lab.threshold = 50.0  # beyond the slider's end: the slider grows
+    lab.threshold = 50.0  # beyond the slider's end: new frames, the slider grows
     assert controls["method"].value == "per-variable norm" and controls["threshold"].value == 50.0
+    (slider,) = [c for c in lab.widget.controls if c["name"] == "threshold"]
+    assert slider["labels"][lab.widget.index["threshold"]] == "50" and slider["labels"][-1] == "50"
     assert not lab.result.clipped_any
     with pytest.raises(ValueError, match="method"):
         lab.method = "magic"
@@ -112,7 +116,8 @@ def test_inputs_pairs_dicts_none_and_views():
 def test_static_forms_and_save(tmp_path):
     lab = gv.clipping([[3.0, 4.0], [0.5, -2.0]], threshold=2.0, method="value")
     page = lab._repr_html_()
-    assert page.startswith('<div class="gradviz">') and "data:image/png;base64," in page
+    assert page.startswith('<div class="gradviz">') and "<svg" in page
+    assert "data:image/png" not in page  # the picture is vector
     assert lab._repr_svg_().startswith("<svg")
     assert lab.png()[:4] == b"\x89PNG"
     for ext in ("png", "svg", "html"):
@@ -124,11 +129,24 @@ def test_static_forms_and_save(tmp_path):
 
 
 def test_the_starting_threshold_is_a_slider_position():
-    # The browser snaps a slider to min + k·step and sends the value back: 2.0 must stay 2.0.
-    import engine as eg
-    import gradviz as gv
-
+    # The kernel-free slider's grid holds the starting threshold exactly: 2.0 stays 2.0.
     lab = gv.clipping([eg.constant([3.0, 4.0]), eg.constant([1.0, -2.0])], threshold=2.0)
-    slider = lab._controls()["threshold"]
-    k = (slider.value - slider.min) / slider.step
-    assert abs(k - round(k)) < 1e-9 and slider.value == 2.0
+    (threshold,) = [c for c in lab.widget.controls if c["name"] == "threshold"]
+    assert threshold["labels"][lab.widget.index["threshold"]] == "2" and lab.threshold == 2.0
+    assert "thresholds from" in lab.widget.note  # which grid the slider uses
+
+
+def test_every_frame_agrees_with_itself_and_shows_the_after_vectors():
+    lab = gv.clipping([eg.constant([3.0, 4.0]), eg.constant([0.5, -2.0])], threshold=2.0)
+    w = lab.widget
+    grid = lab._threshold_grid()
+    for m, name in enumerate(METHODS):
+        for k in (0, len(grid) // 2, len(grid) - 1):
+            w.index = {"method": m, "threshold": k}  # as the browser sets it
+            assert lab.method == name and lab.threshold == grid[k]
+            picture, panel = lab.shown("moving"), lab.shown("panel")
+            # the picture's text and the panel's code name the same method and threshold
+            code = panel.split("</code>")[0]
+            shown = f"{grid[k]:.4g}"
+            assert f"after {name} clipping" in picture and (f"{shown})" in code or f"{shown}," in code)
+            assert picture.count('id="Quiver_') == 1  # the after-vectors, at every threshold

@@ -62,17 +62,21 @@ def test_flow_widget_state_after_interaction():
     view = gv.flow(rec)
     assert view.step == 4 and view.by == "layer" and view.names == ["dense_1", "dense_2"]
     controls = view.controls
-    picture = view._image.value
-    controls["step"].value = 1  # the slider's value is the index of the step
-    assert view.step == 1 and view._image.value != picture
+    picture = view.shown("moving")  # the bars and the step marker the slider moves
+    controls["step"].value = 1  # the slider's value is the recorded step
+    assert view.step == 1 and view.shown("moving") != picture and view.widget.index["step"] == 1
     np.testing.assert_allclose(view.values("norm")[1], np.linalg.norm(grads[1][2]), rtol=1e-10)
-    assert "<b>step 1</b>" in view._html.value
+    assert "<b>step 1</b>" in view.shown("panel")
+    view.widget.index = {**view.widget.index, "step": 2}  # moved in the browser: the state follows
+    assert view.step == 2 and "<b>step 2</b>" in view.shown("panel")
+    figure = view.shown("figure")
     controls["by"].value = "variable"
     assert view.names == rec.variable_names and len(view.values()) == 3
     controls["stat"].value = "update_ratio"
-    assert view.stat == "update_ratio"
+    assert view.stat == "update_ratio" and view.shown("figure") != figure  # another figure, no kernel
     controls["log"].value = False
     assert view.log is False
+    assert "Computed ahead" in view.widget.note and "recorded steps" in view.widget.note
     view.step = 3
     assert controls["step"].value == 3
     with pytest.raises(ValueError, match="not recorded"):

@@ -73,11 +73,14 @@ def test_widget_and_static_forms(tmp_path):
     check = gv.check_gradients(lambda w, b: eg.sum(eg.relu(w)) + eg.sum(b * b), [-1.0, 0.0, 2.0], [1.0, 2.0])
     controls = check.controls
     assert check.input == "w"
-    controls["input"].value = 1
-    assert check.input == "b" and "input b" in check._html.value
+    controls["input"].value = "b"
+    assert check.input == "b" and "input b" in check.shown("panel")
+    assert check.widget.index == {"input": 1, "failures_only": 0}  # the browser's controls follow
     controls["failures_only"].value = True
     check.input = "w"
-    assert controls["input"].value == 0 and check._html.value.count("<tr style") == 1  # relu at 0
+    assert controls["input"].value == "w" and check.shown("panel").count("<tr style") == 1  # relu at 0
+    check.widget.index = {"input": 1, "failures_only": 0}  # moved in the browser: the state follows
+    assert check.input == "b" and not check.failures_only
     assert check._repr_svg_().startswith("<svg") and "analytic" in check._repr_html_()
     for ext in ("png", "svg", "html"):
         assert check.save(tmp_path / f"gc.{ext}").stat().st_size > 1000

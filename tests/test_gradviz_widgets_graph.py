@@ -105,17 +105,20 @@ def test_tape_inspector_rows_slider_and_why_none():
     assert [r.op for r, _ in view.rows] == ["multiply", "add"]
     html = view.to_html()
     assert "watched tensors: x ()" in html and "not watched" in html
-    _ = view.widget
+    w = view.widget
     assert view.row == 0 and "multiply" in view.row_details
-    view._slider.value = 1  # move the slider
+    w.index = {**w.index, "op": 1}  # the browser moved the slider
     assert view.row == 1 and "<b>op #" in view.row_details and "add" in view.row_details
-    assert "background" in view._table_w.value.split("<tr")[3]  # the second op's row is highlighted
+    layers = {layer["name"]: layer["frames"] for layer in w.layers}
+    assert "background" in layers["table"]["1"].split("<tr")[3]  # the second op's row is highlighted
+    assert "add" in layers["details"]["1"] and "multiply" in layers["details"]["0"]
     labels = [label for label, _ in view._choices]
-    view._target_w.value = labels.index("y ()")
-    view._source_w.value = labels.index("c ()")
+    w.index = {**w.index, "target": labels.index("y ()"), "source": labels.index("c ()")}
     assert "not watched" in view.why
-    view._source_w.value = labels.index("x ()")
+    w.index = {**w.index, "source": labels.index("x ()")}
     assert "gradient of y () w.r.t. x ()" in view.why and "6.0" in view.why
+    view.select(0)  # from code: the browser's slider follows
+    assert w.index["op"] == 0
 
 
 def test_tape_inspector_nested_tapes():
@@ -171,20 +174,26 @@ def test_backprop_slider_changes_highlight_panel_and_hidden_gradients():
     bp = gv.backprop(tape, names["f"], [names["x"], names["y"]], names=names, theme="light")
     pal = palette("light")
     w = bp.widget
-    start_svg, start_panel = bp._pic.svg, bp._pic.panel
-    assert "grad ?" in start_svg  # nothing but the seed is known yet
-    bp._slider.value = 1  # move the slider
+    layers = {layer["name"]: layer["frames"] for layer in w.layers}
+    patches, panels = layers["graph"], layers["panel"]
+    assert len(panels) == len(bp) and w.index == {"step": 0}
+
+    def hidden(patch: dict) -> int:
+        return sum(t.get("text") == "grad ?" for p in patch.values() for t in p["texts"].values())
+
+    assert hidden(patches["0"]) > 0  # nothing but the seed is known yet
+    w.index = {"step": 1}  # the browser moved the slider: Python follows
     assert bp.position == 1 and bp.highlighted == f"o{tape.records[-1].op_id}"
-    assert bp._pic.svg != start_svg and bp._pic.panel != start_panel
     op_sid = bp.graph.drawing.ids[bp.highlighted]
-    segment = bp._pic.svg.split(f'id="{op_sid}"')[1].split("</g>")[0]
-    assert pal.highlight in segment  # the op of this step is outlined
+    assert patches["1"][op_sid]["shapes"]["stroke"] == pal.highlight  # the op of this step is outlined
+    for k in range(len(bp)):  # the slider's position and the panel's step never disagree
+        assert f"Step {k} of {len(bp) - 1}" in panels[str(k)]
     bp.next()
-    assert bp._slider.value == 2 and bp.position == 2
+    assert w.index == {"step": 2} and bp.position == 2
     bp.prev()
-    assert bp.position == 1
-    bp._slider.value = len(bp) - 1
-    assert "grad ?" not in bp._pic.svg  # at the end every gradient is known
+    assert bp.position == 1 and w.index == {"step": 1}
+    assert hidden(patches[str(len(bp) - 1)]) == 0  # at the end every gradient is known
+    assert "grad ?" not in w.picture  # the patches carry the hidden gradients, not the picture
     assert w is bp.widget
 
 

@@ -2,5 +2,5 @@
 
 `graph_view` (gv.graph), `tape_inspector` (gv.tape), `stepper` (gv.backprop), `flow_view` (gv.flow),
 `clipping_lab` (gv.clipping), `descent_trace` (gv.descent), `gradient_check` (gv.check_gradients);
-`base` and `plot_widget` are what they share.
+`base`, `plot_widget` and `frames` (the kernel-free front end, frames_view.js) are what they share.
 """

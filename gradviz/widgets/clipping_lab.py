@@ -43,6 +43,7 @@ class ClippingLab(PlotWidget):
     """The clipping lab widget; see `clipping`. State: ``method``, ``threshold``, ``result``."""
 
     title = "Clipping lab"
+    kind = "clipping"  # data-gv-widget of the kernel-free widget
 
     def __init__(self, grads: Any, threshold: float | None = None, method: str = "global norm",
                  names: Sequence[str] | None = None, view: str | None = None, theme: str | None = None):
@@ -95,9 +96,6 @@ class ClippingLab(PlotWidget):
         value = float(proposal["value"])
         if not value > 0 or not math.isfinite(value):
             raise ValueError(f"clipping: the threshold must be > 0 and finite, got {value!r}.")
-        slider = self._controls_by_name.get("threshold")
-        if slider is not None and value > slider.max:
-            slider.max = value  # a threshold beyond the slider's end: the slider grows
         return value
 
     @traitlets.observe("method", "threshold")
@@ -114,22 +112,22 @@ class ClippingLab(PlotWidget):
             self._cache[key] = clip_gradients(self.grads, *key)
         return self._cache[key]
 
-    # ---- controls ------------------------------------------------------------------------------
-    def _controls(self) -> dict[str, Any]:
-        import ipywidgets as w
+    # ---- controls: grids the browser switches between (no kernel needed) -----------------------
+    def _threshold_grid(self) -> list[float]:
+        """The thresholds the kernel-free slider offers: 40 evenly spaced up to the slider's end (3
+        significant digits), and the current one."""
+        top = max(self._slider_max, self.threshold)
+        return sorted({float(f"{top * k / 40:.3g}") for k in range(1, 41)} | {self.threshold})
 
-        method = w.Dropdown(options=list(METHODS), value=self.method, description="method",
-                            layout=w.Layout(width="230px"))
-        # A step that divides the starting threshold exactly: the browser snaps a slider's value to its
-        # steps and sends it back, so a threshold between two steps would change when shown.
-        step = self._slider_max / 400
-        if self.threshold > 0:
-            step = self.threshold / max(1, round(self.threshold / step))
-        threshold = w.FloatSlider(value=self.threshold, min=step, max=max(self._slider_max, self.threshold),
-                                  step=step, description="threshold", readout_format=".3g",
-                                  continuous_update=True, layout=w.Layout(width="420px"))
-        return {"method": self.link_control("method", method),
-                "threshold": self.link_control("threshold", threshold)}
+    def _frame_controls(self) -> list[Any]:
+        from gradviz.widgets.frames import trait_control
+
+        grid = self._threshold_grid()
+        note = f"{len(grid)} thresholds from {grid[0]:.3g} to {grid[-1]:.3g} (steps of {grid[-1] / 40:.3g})"
+        return [
+            trait_control(self, "method", "dropdown", list(METHODS)),
+            trait_control(self, "threshold", "slider", grid, [f"{t:.4g}" for t in grid], note=note),
+        ]
 
     # ---- drawing -------------------------------------------------------------------------------
     def _make_figure(self) -> tuple[Any, dict[str, Any]]:

@@ -126,26 +126,41 @@ class FlowView(PlotWidget):
         """``stat`` (default: the one shown) of each layer/variable at the current step."""
         return [float(v) for v in self._summary(stat or self.stat)[2][self._index]]
 
-    # ---- controls ------------------------------------------------------------------------------
-    def _controls(self) -> dict[str, Any]:
-        import ipywidgets as w
+    # ---- controls: grids the browser switches between (no kernel needed) -----------------------
+    kind = "flow"
+    MAX_STEPS = 40  # positions of the kernel-free step slider
 
-        controls: dict[str, Any] = {}
+    def _step_grid(self) -> list[int]:
+        """The recorded steps the slider offers: all of them up to `MAX_STEPS`, else `MAX_STEPS` evenly
+        spread ones, always with the first, the last and the current one."""
+        steps = self.steps
+        if len(steps) <= self.MAX_STEPS:
+            return list(steps)
+        picks = {round(k * (len(steps) - 1) / (self.MAX_STEPS - 1)) for k in range(self.MAX_STEPS)}
+        return sorted({steps[k] for k in picks} | {self.step})
+
+    def _frame_controls(self) -> list[Any]:
+        from gradviz.widgets.frames import trait_control
+
+        controls = []
         if len(self.steps) > 1:
-            options = [(str(s), s) for s in self.steps]
-            step = w.SelectionSlider(options=options, value=self.step,
-                                     description="step", continuous_update=True,
-                                     layout=w.Layout(width="380px"))
-            controls["step"] = self.link_control("step", step)
-            stat = w.Dropdown(options=[(label, key) for key, label in STATS.items()], value=self.stat,
-                              description="lines", layout=w.Layout(width="280px"))
-            controls["stat"] = self.link_control("stat", stat)
-        by = w.ToggleButtons(options=["layer", "variable"], value=self.by, description="per",
-                             style={"button_width": "80px", "description_width": "initial"})
-        log = w.Checkbox(value=self.log, description="log scale", indent=False,
-                         layout=w.Layout(width="auto"))
-        controls.update(by=self.link_control("by", by), log=self.link_control("log", log))
+            grid = self._step_grid()
+            note = (f"all {len(grid)} recorded steps" if len(grid) == len(self.steps)
+                    else f"{len(grid)} of the {len(self.steps)} recorded steps, evenly spread")
+            controls.append(trait_control(self, "step", "slider", grid, note=note, play=True))
+            controls.append(trait_control(self, "stat", "dropdown", list(STATS), list(STATS.values()),
+                                          label="lines"))
+        controls.append(trait_control(self, "by", "dropdown", ["layer", "variable"], label="per"))
+        controls.append(trait_control(self, "log", "checkbox", [False, True], label="log scale"))
         return controls
+
+    def _frame_layout(self) -> dict[str, Any]:
+        names = ["step"] if len(self.steps) > 1 else []
+        return {
+            "figure_controls": ["by", "log"] + (["stat"] if names else []),
+            "moving_controls": names + ["by", "log"],  # the bars do not depend on the lines' statistic
+            "panel_controls": names + ["by"],
+        }
 
     # ---- drawing -------------------------------------------------------------------------------
     def _colors(self, n: int) -> list[Any]:

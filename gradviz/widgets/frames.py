@@ -5,7 +5,9 @@ checkbox's off/on) and layers. A layer's content depends on some of the controls
 every combination of their positions, so the front end (``frames_view.js``) only looks frames up:
 a control answers with no kernel round trip, in the live lab and in an exported static page alike.
 Layers are "svg" (a fragment drawn into ``<g data-gv-layer="NAME">`` of the picture), "trace" (a
-polyline in the picture's coordinates, revealed up to a slider's position) or "html" (the panel).
+polyline in the picture's coordinates, revealed up to a slider's position), "patch" (new attributes
+and texts for elements of the picture, by id: `gradviz.svg.restyle`'s arguments, for a graph whose
+highlights move) or "html" (the panel).
 
 >>> f = Frames("demo", title="Clip a gradient")
 >>> f.slider("threshold", ["0.5", "1", "2"], index=1)
@@ -28,12 +30,12 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
-    "Frames", "Control", "plot_frames", "frames_widget_class", "svg_with_layers", "themed_svg", "svg_points",
-    "artists_svg", "CSS_VARS",
+    "Frames", "Control", "FrameControl", "trait_control", "plot_frames", "frames_widget_class",
+    "svg_with_layers", "themed_svg", "svg_points", "artists_svg", "CSS_VARS",
 ]
 
 _KINDS = ("slider", "dropdown", "checkbox")
-_LAYER_TYPES = ("svg", "html", "trace")
+_LAYER_TYPES = ("svg", "html", "trace", "patch")
 MAX_FRAMES = 20_000  # per layer: a grid this size is a mistake, not a widget
 
 
@@ -98,8 +100,9 @@ class Frames:
         reveal: str | None = None,
     ) -> None:
         """Compute layer ``name`` for every combination of the positions of ``deps``:
-        ``content(*positions)`` gives an SVG fragment ("svg"), HTML ("html") or
-        ``{"points": [[x, y], ...], "color": ..., "width": ...}`` ("trace"; None draws nothing).
+        ``content(*positions)`` gives an SVG fragment ("svg"), HTML ("html"),
+        ``{"points": [[x, y], ...], "color": ..., "width": ...}`` ("trace"; None draws nothing) or
+        ``{element id: {"shapes": {attr: value}, "texts": {text: {attr: value}}}}`` ("patch").
         A trace shows its first ``position of reveal + 1`` points."""
         if type not in _LAYER_TYPES:
             raise ValueError(f"Frames.layer({name!r}): type must be one of {_LAYER_TYPES}, got {type!r}.")
@@ -287,19 +290,83 @@ class Control:
     label: str | None = None
     note: str = ""  # a slider's grid, in words
     play: bool = False
+    get: Callable[[], Any] | None = None  # the state's value (what `FrameControl.value` reads)
+    set: Callable[[Any], None] | None = None  # set the state from code, with its checks
+    position: Callable[[], int | None] | None = None  # the state's position on the grid (None: off it)
 
 
-def plot_frames(view: Any, kind: str, controls: Sequence[Control], title: str = "", note: str = "") -> Frames:
-    """Frames of a matplotlib view (``_make_figure() -> (fig, artists, ...)``, ``_update(artists)``,
-    ``_moving(artists)``, ``_panel()``, ``theme``): its figure drawn once without the moving artists,
-    and, for every combination of ``controls``' positions, the moving artists (layer "moving") and the
-    panel (layer "panel"). The view's state is left at the controls' starting positions."""
+def trait_control(
+    view: Any, trait: str, kind: str, values: Sequence[Any], labels: Sequence[str] | None = None,
+    label: str | None = None, note: str = "", play: bool = False,
+) -> Control:
+    """A `Control` over the trait ``trait`` of ``view``: position k sets it to ``values[k]``."""
+    values = list(values)
+
+    def apply(k: int) -> None:
+        setattr(view, trait, values[k])
+
+    def position() -> int | None:
+        value = getattr(view, trait)
+        return values.index(value) if value in values else None
+
+    start = position()
+    return Control(
+        trait, kind, [str(v) for v in values] if labels is None else list(labels), apply,
+        0 if start is None else start, label, note, play,
+        get=lambda: getattr(view, trait), set=lambda v: setattr(view, trait, v), position=position,
+    )
+
+
+class FrameControl:
+    """A control of a kernel-free widget as Python sees it: ``.value`` reads and sets the view's state
+    (the browser follows), like an ipywidgets control's ``.value``."""
+
+    def __init__(self, control: Control) -> None:
+        self.control = control
+        self.description = control.label if control.label is not None else control.name
+
+    @property
+    def value(self) -> Any:
+        return self.control.get() if self.control.get is not None else None
+
+    @value.setter
+    def value(self, new: Any) -> None:
+        if self.control.set is None:
+            raise AttributeError(f"the control {self.control.name!r} cannot be set from code.")
+        self.control.set(new)
+
+    @property
+    def options(self) -> list[str]:
+        return list(self.control.labels)
+
+    def __repr__(self) -> str:
+        return f"<{self.control.kind} {self.control.name}={self.value!r}>"
+
+
+def plot_frames(
+    view: Any, kind: str, controls: Sequence[Control], title: str = "", note: str = "",
+    figure_controls: Sequence[str] = (), moving_controls: Sequence[str] | None = None,
+    panel_controls: Sequence[str] | None = None,
+) -> Frames:
+    """Frames of a matplotlib view (``_make_figure() -> (fig, artists[, moving])``,
+    ``_update(artists)``, ``_moving(artists)`` unless ``_make_figure`` gives them, ``_panel()``,
+    ``theme``): its figure drawn once without the moving artists; for every combination of the
+    controls' positions, the moving artists (layer "moving") and the panel (layer "panel").
+
+    ``figure_controls``: the controls that change the figure itself (its axes, scales): one figure
+    per combination of theirs (layer "figure"). ``moving_controls`` / ``panel_controls``: the controls
+    the moving artists / the panel depend on (default: all), so that a control that changes only the
+    figure adds no moving frames. The view's state is left at the controls' starting positions."""
     import matplotlib  # noqa: PLC0415
 
     from gradviz.render.plot import palette, svg_text  # noqa: PLC0415
 
     if kind_bad := [c.kind for c in controls if c.kind not in _KINDS]:
         raise ValueError(f"plot_frames: control kinds must be in {_KINDS}, got {kind_bad}.")
+    by_name = {c.name: c for c in controls}
+    for group in (figure_controls, moving_controls or (), panel_controls or ()):
+        if unknown := [n for n in group if n not in by_name]:
+            raise ValueError(f"plot_frames: no control(s) {unknown}; there are {list(by_name)}.")
     colors = palette(view.theme)
     frames = Frames(kind, title=title, note=note)
     for c in controls:
@@ -309,31 +376,53 @@ def plot_frames(view: Any, kind: str, controls: Sequence[Control], title: str = 
             frames.dropdown(c.name, c.labels, c.index, c.label)
         else:
             frames.checkbox(c.name, bool(c.index), c.label)
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gradviz"}):
-        made = view._make_figure()
-        fig, art = made[0], made[1]
-        moving = list(view._moving(art))
+    fig_names = [c.name for c in controls if c.name in figure_controls]
+    moving_names = list(moving_controls) if moving_controls is not None else list(by_name)
+    panel_names = list(panel_controls) if panel_controls is not None else list(by_name)
+    figures: dict[tuple[int, ...], tuple[Any, Any, list[Any], str]] = {}
+
+    def put(positions: dict[str, int]) -> None:
         for c in controls:
-            c.apply(c.index)
-        view._update(art)
+            c.apply(positions.get(c.name, c.index))
+
+    def figure(positions: dict[str, int]) -> tuple[Any, Any, list[Any], str]:
+        key = tuple(positions.get(n, by_name[n].index) for n in fig_names)
+        if key not in figures:
+            put(dict(zip(fig_names, key)))
+            made = view._make_figure()
+            fig, art = made[0], made[1]
+            moving = list(made[2]) if len(made) > 2 else list(view._moving(art))
+            view._update(art)
+            for a in moving:
+                a.set_visible(False)
+            svg = ""
+            if fig is not None:
+                svg = themed_svg(svg_with_layers(compact_svg(svg_text(fig)), ["moving"]), colors)
+            figures[key] = (fig, art, moving, svg)
+        return figures[key]
+
+    def moving_frame(*combo: int) -> str:
+        positions = dict(zip(moving_names, combo))
+        fig, art, moving, _ = figure(positions)
+        if not moving:
+            return ""
+        put(positions)
         for a in moving:
-            a.set_visible(False)
-        frames.picture = themed_svg(svg_with_layers(compact_svg(svg_text(fig)), ["moving"]), colors)
-        seen: dict[tuple[int, ...], tuple[str, str]] = {}
+            a.set_visible(True)
+        view._update(art)
+        return themed_svg(artists_svg(fig, moving), colors)
 
-        def frame(*combo: int) -> tuple[str, str]:
-            if combo not in seen:
-                for c, k in zip(controls, combo):
-                    c.apply(k)
-                for a in moving:
-                    a.set_visible(True)
-                view._update(art)
-                seen[combo] = (themed_svg(artists_svg(fig, moving), colors), view._panel())
-            return seen[combo]
+    def panel_frame(*combo: int) -> str:
+        put(dict(zip(panel_names, combo)))
+        return view._panel()
 
-        names = [c.name for c in controls]
-        frames.layer("moving", "svg", names, lambda *combo: frame(*combo)[0])
-        frames.layer("panel", "html", names, lambda *combo: frame(*combo)[1])
-    for c in controls:
-        c.apply(c.index)
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gradviz"}):
+        if fig_names:
+            frames.picture = '<div data-gv-layer="figure"></div>'
+            frames.layer("figure", "svg", fig_names, lambda *combo: figure(dict(zip(fig_names, combo)))[3])
+        else:
+            frames.picture = figure({})[3]
+        frames.layer("moving", "svg", moving_names, moving_frame)
+        frames.layer("panel", "html", panel_names, panel_frame)
+    put({})
     return frames

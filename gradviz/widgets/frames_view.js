@@ -5,6 +5,8 @@
 //   picture:  an SVG (or HTML) whose <g data-gv-layer="NAME"> groups the layers fill
 //   layers:   [{name, type: "svg"|"html"|"trace", deps: [control names], frames: {key: content},
 //               reveal: control name (trace: how many points to show)}]
+//   "patch" layers restyle elements of the picture by id: {id: {shapes: {attr: value},
+//               texts: {text shown: {attr: value, text: new text}}}} (gradviz.svg.restyle's arguments)
 //   info:     {SVG element id: HTML} shown under the picture when that node / cluster is clicked
 // A layer's key is its deps' positions joined by ",". Every user string was escaped in Python.
 // Moving a control only looks up frames: it works in a live lab with no kernel round trip, and in an
@@ -56,6 +58,41 @@ function drawTrace(group, trace, shown) {
   dot.setAttribute("r", trace.radius || 3.5);
   dot.setAttribute("fill", trace.color || "currentColor");
   group.append(dot);
+}
+
+const SHAPES = "polygon, ellipse, path, polyline";
+const norm = (text) => text.split(/\s+/).filter(Boolean).join(" ");
+
+function applyPatch(root, patch, saved) {
+  for (const [id, original] of saved) { // undo the last frame's patches
+    const el = root.querySelector(`[id="${CSS.escape(id)}"]`);
+    if (el) el.replaceWith(original.cloneNode(true));
+  }
+  saved.clear();
+  for (const [id, change] of Object.entries(patch || {})) {
+    const el = root.querySelector(`[id="${CSS.escape(id)}"]`);
+    if (!el) continue;
+    saved.set(id, el.cloneNode(true));
+    const outline = { ...(change.shapes || {}) };
+    const textFill = outline["text-fill"];
+    delete outline["text-fill"];
+    for (const shape of el.querySelectorAll(SHAPES)) {
+      for (const [attr, value] of Object.entries(outline)) {
+        if (attr === "fill" && (shape.getAttribute("fill") === "none" || !shape.hasAttribute("fill"))) continue;
+        shape.setAttribute(attr, value);
+      }
+    }
+    const texts = Object.fromEntries(Object.entries(change.texts || {}).map(([k, v]) => [norm(k), v]));
+    for (const text of el.querySelectorAll("text")) {
+      if (textFill) text.setAttribute("fill", textFill);
+      const style = texts[norm(text.textContent)];
+      if (!style) continue;
+      for (const [attr, value] of Object.entries(style)) {
+        if (attr === "text") text.textContent = value;
+        else text.setAttribute(attr, value);
+      }
+    }
+  }
 }
 
 function makeControl(spec, get, set) {
@@ -173,6 +210,7 @@ function render({ model, el }) {
     update();
   };
   let refreshers = [];
+  let patched = new Map(); // patch layer → {element id: its original, to restore}
   let shownKeys = new Map(); // layer element → the key of the frame it shows (skip unchanged layers)
 
   const build = () => {
@@ -188,6 +226,7 @@ function render({ model, el }) {
     }
     picture.innerHTML = model.get("picture") || "";
     shownKeys = new Map();
+    patched = new Map();
     update();
   };
 
@@ -206,7 +245,10 @@ function render({ model, el }) {
       const key = `${layerKey(layer, idx)}|${layer.reveal ? idx[layer.reveal] : ""}`;
       if (shownKeys.get(group) === key) continue;
       shownKeys.set(group, key);
-      if (layer.type === "trace") {
+      if (layer.type === "patch") {
+        if (!patched.has(layer.name)) patched.set(layer.name, new Map());
+        applyPatch(group, content, patched.get(layer.name));
+      } else if (layer.type === "trace") {
         const shown = layer.reveal ? (idx[layer.reveal] ?? 0) + 1 : Infinity;
         drawTrace(group, content, shown);
       } else {

@@ -67,6 +67,7 @@ class GradientCheck(PlotWidget):
     """
 
     title = "Gradient check"
+    kind = "check_gradients"  # data-gv-widget of the kernel-free widget
 
     def __init__(self, f: Callable, args: Sequence[Any], eps: float = 1e-6, rtol: float = 1e-5,
                  atol: float = 1e-7, max_elements: int = 2000, seed: int = 0, theme: str | None = None):
@@ -190,18 +191,15 @@ class GradientCheck(PlotWidget):
     def __repr__(self) -> str:
         return f"<GradientCheck ok={self.ok} max_rel_error={self.max_rel_error:.3g} inputs={self.names}>"
 
-    # ---- controls ------------------------------------------------------------------------------
-    def _controls(self) -> dict[str, Any]:
-        import ipywidgets as w
+    # ---- controls: the browser switches between panels computed here (no kernel needed) ------------
+    def _frame_controls(self) -> list[Any]:
+        from gradviz.widgets.frames import trait_control
 
-        controls: dict[str, Any] = {}
+        controls = []
         if len(self.names) > 1:
-            pick = w.Dropdown(options=[(n, k) for k, n in enumerate(self.names)], value=self._input,
-                              description="input", layout=w.Layout(width="220px"))
-            controls["input"] = self.link_control("input", pick, (self.names.index, self.names.__getitem__))
-        only = w.Checkbox(value=self.failures_only, description="failures only", indent=False,
-                          layout=w.Layout(width="auto"))
-        controls["failures_only"] = self.link_control("failures_only", only)
+            controls.append(trait_control(self, "input", "dropdown", list(self.names)))
+        only = trait_control(self, "failures_only", "checkbox", [False, True], label="failures only")
+        controls.append(only)
         return controls
 
     # ---- drawing -------------------------------------------------------------------------------

@@ -171,7 +171,16 @@ class GraphView(View):
         return self._cache[key]
 
     def to_svg(self) -> str:
-        model, drawing, svg = self._layout()
+        shapes, texts = self.styles()
+        return restyle(self._layout()[2], shapes, texts)
+
+    def styles(self, highlights: bool = True) -> tuple[dict, dict]:
+        """`restyle`'s arguments for the picture now, by SVG element id: outlines (highlights, the
+        selected node) and texts (gradient colours, overridden texts); ``highlights=False``: only what
+        every state shares (the gradient colours)."""
+        model, drawing, _ = self._layout()
+        if not highlights:
+            return {}, drawing.text_styles
         shapes = {}
         pal = self.palette
         for nid, attrs in self.highlight.items():
@@ -191,7 +200,7 @@ class GraphView(View):
                 sid = drawing.ids.get(nid)
                 if sid:
                     texts[sid] = {**texts.get(sid, {}), **styles}
-        return restyle(svg, shapes, texts)
+        return shapes, texts
 
     def to_html(self) -> str:
         pal = self.palette

@@ -11,7 +11,10 @@ Subclasses provide:
   (`View.link_control`);
 - ``_draw()`` → PNG bytes of the current state, fast (redrawing only what moves), or None;
 - ``_figure()`` → a fresh matplotlib Figure of the current state (for ``save``), or None;
-- ``_panel()`` → HTML of the current state.
+- ``_panel()`` → HTML of the current state;
+- optionally ``_frame_controls()`` → its controls as grids (`gradviz.widgets.frames.Control`, e.g. from
+  `trait_control`): the live widget is then kernel-free, every frame computed here once and switched
+  in the browser, in the lab and in an exported page alike.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ class PlotWidget(View):
 
     #: The title shown above the picture.
     title = ""
+    #: The kernel-free widget's name (its ``data-gv-widget``): the gradviz call that makes it.
+    kind = ""
 
     def __init__(self, theme: str | None = None) -> None:
         from gradviz.render.plot import theme_name
@@ -40,6 +45,8 @@ class PlotWidget(View):
         self._controls_by_name: dict[str, Any] = {}
         self._png: bytes | None = None
         self.last_refresh_s = 0.0  # kernel time of the last redraw (what a slider move costs)
+        self._frames: dict[str, Any] | None = None  # the kernel-free widget's controls, by name
+        self._frames_busy = False  # computing frames: state changes are the frames', not the user's
 
     # ---- what subclasses provide ---------------------------------------------------------------
     def _controls(self) -> dict[str, Any]:
@@ -54,6 +61,22 @@ class PlotWidget(View):
     def _panel(self) -> str:
         return ""
 
+    def _frame_controls(self) -> list[Any] | None:
+        return None
+
+    def _frame_layout(self) -> dict[str, Any]:
+        """Which controls change the figure, the moving artists, the panel (`plot_frames`' arguments
+        ``figure_controls``, ``moving_controls``, ``panel_controls``; default: one figure, all)."""
+        return {}
+
+    def _make_figure(self) -> tuple[Any, dict[str, Any], list[Any]]:
+        """The figure, its artists by name, and those a control moves (default: `_figure`, nothing
+        moves: the controls change the panel only)."""
+        return self._figure(), {}, []
+
+    def _update(self, art: dict[str, Any]) -> None:
+        """Bring the moving artists of `_make_figure` to the current state."""
+
     # ---- state changes ------------------------------------------------------------------------
     def _changed(self) -> None:
         """The state changed: forget the picture; redraw now if the widget is live."""
@@ -64,6 +87,11 @@ class PlotWidget(View):
     def refresh(self) -> None:
         """Redraw the picture and the panel from the state (what a slider move triggers)."""
         start = time.perf_counter()
+        if self._frames is not None:
+            if not self._frames_busy:
+                self._follow_state()
+            self.last_refresh_s = time.perf_counter() - start
+            return
         png = self.png()
         if self._image is not None:
             if png is None:
@@ -83,6 +111,9 @@ class PlotWidget(View):
         return dict(self._controls_by_name)
 
     def _build_widget(self) -> Any:
+        specs = self._frame_controls()
+        if specs is not None:
+            return self._build_frames(specs)
         import ipywidgets as w
 
         self._controls_by_name = self._controls()
@@ -99,6 +130,72 @@ class PlotWidget(View):
         self._widget = root
         self.refresh()
         return root
+
+    # ---- the kernel-free widget (gradviz.widgets.frames) -------------------------------------------
+    def _compute_frames(self, specs: list[Any]) -> Any:
+        from gradviz.widgets.frames import FrameControl, plot_frames
+
+        self._frames_busy = True
+        try:
+            frames = plot_frames(self, self.kind or type(self).__name__, specs, title=self.title,
+                                 note=_grids_note(specs), **self._frame_layout())
+        finally:
+            self._frames_busy = False
+        self._frames = {c.name: c for c in specs}
+        self._controls_by_name = {c.name: FrameControl(c) for c in specs}
+        self._png = None
+        return frames
+
+    def _build_frames(self, specs: list[Any]) -> Any:
+        widget = self._compute_frames(specs).widget()
+        widget.observe(self._on_frame_index, names="index")
+        return widget
+
+    def _on_frame_index(self, change: dict) -> None:
+        """A control moved in the browser: the same state here (nothing to draw: the browser has it)."""
+        if self._frames is None or self._frames_busy:
+            return
+        old = change.get("old") or {}
+        self._frames_busy = True
+        try:
+            for name, k in (change["new"] or {}).items():
+                if name in self._frames and old.get(name) != k:
+                    self._frames[name].apply(int(k))
+        finally:
+            self._frames_busy = False
+
+    def _follow_state(self) -> None:
+        """The state changed in code: move the browser's controls there, or compute new frames when
+        the state is off a grid (a threshold between two grid points)."""
+        positions = {}
+        for name, c in self._frames.items():
+            k = c.position() if c.position is not None else None
+            if k is None:
+                state = self._compute_frames(self._frame_controls()).state()
+                self._frames_busy = True
+                try:
+                    with self._widget.hold_sync():
+                        for key, value in state.items():
+                            setattr(self._widget, key, value)
+                finally:
+                    self._frames_busy = False
+                return
+            positions[name] = k
+        if positions != self._widget.index:
+            self._frames_busy = True
+            try:
+                self._widget.index = positions
+            finally:
+                self._frames_busy = False
+
+    def shown(self, layer: str = "panel") -> str:
+        """What the live kernel-free widget shows now in ``layer`` ("panel", or "moving": the parts of
+        the picture the controls move): the frame its controls select, as the browser looks it up."""
+        w = self.widget
+        for spec in w.layers:
+            if spec["name"] == layer:
+                return spec["frames"].get(",".join(str(w.index.get(d, 0)) for d in spec["deps"]), "")
+        raise KeyError(f"no layer {layer!r}; there are {[s['name'] for s in w.layers]}.")
 
     # ---- static forms ----------------------------------------------------------------------------
     def png(self) -> bytes | None:
@@ -143,14 +240,30 @@ class PlotWidget(View):
                 f'<image width="{width}" height="{height}" xlink:href="data:image/png;base64,{data}"/></svg>')
 
     def to_html(self) -> str:
-        from gradviz.render.plot import png_img_tag
+        """The current state as HTML: the picture as vector SVG (text as text, crisp at any zoom, in
+        the theme's CSS colours), then the panel. What a static page shows, or a page before its
+        widgets have rendered."""
+        import matplotlib
+
+        from gradviz.render.plot import palette
+        from gradviz.render.svg import strip_prolog
+        from gradviz.widgets.frames import compact_svg, themed_svg
 
         parts = ['<div class="gradviz">']
         if self.title:
             parts.append(f"<b>{esc(self.title)}</b><br/>")
-        png = self.png()
-        if png is not None:
-            parts.append(png_img_tag(png, self.title or type(self).__name__))
+        with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gradviz"}):
+            fig = self._figure()
+            if fig is not None:
+                from gradviz.render.plot import svg_text
+
+                svg = themed_svg(compact_svg(strip_prolog(svg_text(fig))), palette(self.theme))
+                parts.append(f"<style>.gradviz-picture svg{{max-width:100%;height:auto}}</style>"
+                             f'<div class="gradviz-picture">{svg}</div>')
         parts.append(self._panel())
         parts.append("</div>")
         return "".join(parts)
+
+def _grids_note(specs: list[Any]) -> str:
+    grids = [f"{c.label or c.name}: {c.note}" for c in specs if c.note]
+    return "Computed ahead, no kernel needed: " + "; ".join(grids) + "." if grids else ""

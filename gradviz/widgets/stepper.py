@@ -32,8 +32,8 @@ from gradviz.model import tapeinfo
 from gradviz.model.graph_model import build_model
 from gradviz.model.step_totals import Arrival, accumulate
 from gradviz.render import fmt
-from gradviz.render.svg import strip_prolog
-from gradviz.widgets.base import View, esc, svg_widget_class
+from gradviz.render.svg import restyle, strip_prolog
+from gradviz.widgets.base import View, esc
 from gradviz.widgets.graph_view import GraphView
 
 if TYPE_CHECKING:
@@ -292,28 +292,45 @@ class BackpropView(View):
 
     # ---- the live widget --------------------------------------------------------------------------
     def _build_widget(self) -> Any:
-        import ipywidgets as w  # noqa: PLC0415
+        """The kernel-free stepper: every position's highlights and explanation computed here; the
+        slider, ‹ › and ▶ switch between them in the browser (gradviz.widgets.frames)."""
+        widget = self.frames().widget()
+        widget.observe(self._on_index, names="index")
+        return widget
 
-        last = len(self) - 1
-        self._slider = w.IntSlider(
-            value=self.position, min=0, max=last, description="step", continuous_update=True
-        )
-        self._play = w.Play(value=self.position, min=0, max=last, interval=1200, description="play")
-        w.jslink((self._play, "value"), (self._slider, "value"))
-        prev_b = w.Button(description="◀ prev", layout=w.Layout(width="80px"))
-        next_b = w.Button(description="next ▶", layout=w.Layout(width="80px"))
-        prev_b.on_click(lambda _: self.prev())
-        next_b.on_click(lambda _: self.next())
-        self.link_control("position", self._slider)
-        self._pic = svg_widget_class()(
-            svg=strip_prolog(self.to_svg()),
-            panel=self.panel,
-            info=self.graph._info(),
-            theme_mode=self.graph.theme,
-            max_height=560,
-        )
-        self._pic.observe(self._on_theme, names="page_dark")
-        return w.VBox([w.HBox([self._play, prev_b, next_b, self._slider]), self._pic])
+    def frames(self) -> Any:
+        """Every position's highlights (patches of one graph picture) and explanation, as `Frames`."""
+        from gradviz.widgets.frames import Frames  # noqa: PLC0415
+
+        g = self.graph
+        base_shapes, base_texts = g.styles(highlights=False)
+        base = strip_prolog(restyle(g._layout()[2], base_shapes, base_texts))
+        f = Frames("backprop", picture=f'<div data-gv-layer="graph">{base}</div>')
+        labels = ["0: the seed"] + [f"{k}: {s.record.op}" for k, s in enumerate(self.steps, 1)]
+        f.slider("step", labels, self.position, play=True, note=f"all {len(self)} positions")
+        patches, panels = [], []
+        keep = self.position
+        for p in range(len(self)):
+            self.position = p  # highlights for this position (`_moved` → `_show`)
+            shapes, texts = g.styles()
+            patch = {}
+            for sid in set(shapes) | set(texts):
+                changed = {k: v for k, v in texts.get(sid, {}).items() if base_texts.get(sid, {}).get(k) != v}
+                if shapes.get(sid) or changed:
+                    patch[sid] = {"shapes": shapes.get(sid, {}), "texts": changed}
+            patches.append(patch)
+            panels.append(self.panel)
+        self.position = keep
+        f.layer("graph", "patch", ["step"], lambda k: patches[k])
+        f.layer("panel", "html", ["step"], lambda k: panels[k])
+        f.info = g._info()
+        return f
+
+    def _on_index(self, change: dict) -> None:
+        """The slider moved in the browser: the same position here (nothing to draw)."""
+        k = int((change["new"] or {}).get("step", 0))
+        if k != self.position:
+            self.position = k
 
     def _on_theme(self, change: dict) -> None:
         self.graph._page_dark = bool(change["new"])
@@ -323,8 +340,8 @@ class BackpropView(View):
     def _sync(self) -> None:
         if self._widget is None:
             return
-        self._pic.svg = strip_prolog(self.to_svg())
-        self._pic.panel = self.panel
+        if self._widget.index.get("step") != self.position:
+            self._widget.index = {"step": self.position}
 
     def __repr__(self) -> str:
         return f"<gv.backprop: {len(self.steps)} steps, at step {self.position} ({self.op or 'seed'})>"

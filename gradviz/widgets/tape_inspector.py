@@ -221,75 +221,72 @@ class TapeView(View):
         return [(self.label(t), t) for t in seen.values()]
 
     def _build_widget(self) -> Any:
-        import ipywidgets as w  # noqa: PLC0415
-
+        """The kernel-free inspector: every row's highlight and details, and every "why None?" answer,
+        computed here; the slider and dropdowns switch between them in the browser (gradviz.frames)."""
         if self.rows and self.row is None:
             self.row = 0
-        self._table_w = w.HTML(self._table())
-        self._detail_w = w.HTML(self.row_details)
-        self._slider = w.IntSlider(
-            value=0,
-            min=0,
-            max=max(len(self.rows) - 1, 0),
-            description="op",
-            continuous_update=True,
-            disabled=not self.rows,
-        )
-        self._slider.observe(lambda ch: self.select(ch["new"]), names="value")
-        options = [(label, k) for k, (label, _) in enumerate(self._choices)]
-        default_t = next(
-            (
-                k
-                for k, (_, t) in enumerate(self._choices)
-                if self.target is not None and t.id == self.target.id
-            ),
-            len(options) - 1 if options else None,
-        )
-        self._target_w = w.Dropdown(options=options, value=default_t, description="target")
-        self._source_w = w.Dropdown(options=options, value=0 if options else None, description="source")
-        self._why_w = w.HTML()
-        for c in (self._target_w, self._source_w):
-            c.observe(lambda ch: self._update_why(), names="value")
-        self._tape_w = w.Dropdown(
-            options=[(lab, k) for k, lab in enumerate(self.labels)],
-            value=0,
-            description="tape",
-            layout=w.Layout(display="" if len(self.tapes) > 1 else "none"),
-        )
-        self._tape_w.observe(lambda ch: self._update_why(), names="value")
-        self._update_why()
-        return w.VBox(
-            [
-                w.HTML(self._tapes_html()),
-                self._table_w,
-                self._slider,
-                self._detail_w,
-                w.HTML("<b>Why is a gradient None?</b>"),
-                w.HBox([self._target_w, self._source_w, self._tape_w]),
-                self._why_w,
-            ]
-        )
+        widget = self.frames().widget()
+        widget.observe(self._on_index, names="index")
+        return widget
 
-    def _update_why(self) -> None:
-        if not self._choices or self._target_w.value is None:
-            return
-        target = self._choices[self._target_w.value][1]
-        source = self._choices[self._source_w.value][1]
-        k = getattr(getattr(self, "_tape_w", None), "value", 0) or 0
-        self._why_w.value = f"<pre>{esc(self.explain(target, source, tape_index=k))}</pre>"
+    def frames(self) -> Any:
+        """The table and details of every row, and the answer for every target, source and tape."""
+        from gradviz.widgets.frames import Frames  # noqa: PLC0415
+
+        f = Frames("tape", title="", note="")
+        f.picture = ""
+        labels = [f"{r.op_id}: {r.op}" for r, _ in self.rows] or ["(no ops)"]
+        f.slider("op", labels, self.row or 0, note=f"all {len(self.rows)} recorded ops")
+        keep = self.row
+        tables, details = [], []
+        for k in range(len(self.rows) or 1):
+            self.row = k if self.rows else None
+            tables.append(self._tapes_html() + self._table())
+            details.append(self.row_details)
+        self.row = keep
+        f.layer("table", "html", ["op"], lambda k: tables[k])
+        f.layer("details", "html", ["op"], lambda k: details[k])
+        choices = self._choices
+        if choices:
+            names = [label for label, _ in choices]
+            target = next((k for k, (_, t) in enumerate(choices)
+                           if self.target is not None and t.id == self.target.id), len(choices) - 1)
+            f.dropdown("target", names, target)
+            f.dropdown("source", names, 0)
+            deps = ["target", "source"]
+            if len(self.tapes) > 1:
+                f.dropdown("tape", self.labels, 0)
+                deps.append("tape")
+
+            def why(t: int, s: int, tape: int = 0) -> str:
+                text = self.explain(choices[t][1], choices[s][1], tape_index=tape)
+                return f"<div><b>Why is a gradient None?</b></div><pre>{esc(text)}</pre>"
+
+            f.layer("why", "html", deps, why)
+        return f
+
+    def _on_index(self, change: dict) -> None:
+        """The slider moved in the browser: the same row here."""
+        k = (change["new"] or {}).get("op")
+        if self.rows and k is not None and k != self.row:
+            self.row = int(k)
 
     @property
     def why(self) -> str:
         """The text the "why None?" panel shows now (live widget only)."""
-        return getattr(getattr(self, "_why_w", None), "value", "")
+        w = self._widget
+        if w is None:
+            return ""
+        for spec in w.layers:
+            if spec["name"] == "why":
+                return spec["frames"].get(",".join(str(w.index.get(d, 0)) for d in spec["deps"]), "")
+        return ""
 
     def _sync(self) -> None:
         if self._widget is None:
             return
-        self._table_w.value = self._table()
-        self._detail_w.value = self.row_details
-        if self.row is not None and self._slider.value != self.row:
-            self._slider.value = self.row
+        if self.row is not None and self._widget.index.get("op") != self.row:
+            self._widget.index = {**self._widget.index, "op": self.row}
 
     def __repr__(self) -> str:
         return f"<gv.tape: {len(self.rows)} ops on {', '.join(self.labels)}>"

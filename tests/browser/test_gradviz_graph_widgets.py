@@ -1,5 +1,6 @@
-"""gv.graph and gv.backprop in JupyterLab: the anywidget front end draws the SVG, a click shows a
-node's details, the step slider redraws the highlighted op, and a dark page gets the dark palette."""
+"""gv.graph and gv.backprop in JupyterLab: the anywidget front ends draw the SVG, a click shows a
+node's details, the stepper's "next" moves the highlighted op and its explanation (no kernel round
+trip: gradviz/widgets/frames_view.js switches frames computed in Python)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def test_graph_and_backprop_widgets(lab_page, jupyter_server):
     assert run_all(lab_page), "JupyterLab reports that a cell failed"
     assert_no_errors(lab_page)
 
-    graph, stepper = lab_page.locator(".gv-root").nth(0), lab_page.locator(".gv-root").nth(1)
+    graph, stepper = lab_page.locator(".gv-root").first, lab_page.locator('[data-gv-widget="backprop"]').first
     graph.locator("svg g.node").first.wait_for()
     assert graph.locator("svg g.node").count() >= 10
     assert "grad 2.0" in graph.locator("svg").text_content()
@@ -43,9 +44,10 @@ def test_graph_and_backprop_widgets(lab_page, jupyter_server):
     assert "gradient" in side.inner_text()
     screenshot(lab_page, "gradviz-graph-click")
 
-    before = stepper.locator(".gv-svg").inner_html()
-    slider = lab_page.locator(".widget-slider .noUi-handle").first
-    slider.press("ArrowRight")
-    wait_for_change(stepper.locator(".gv-svg"), before, attribute=None)
-    assert "Step 1 of" in stepper.locator(".gv-side").inner_text()
+    picture = stepper.locator("[data-gv-output=picture]")
+    before = picture.inner_html()
+    stepper.locator('[data-gv-control="step:next"]').click()  # the browser alone switches frames
+    wait_for_change(picture, before, attribute=None)
+    assert "Step 1 of" in stepper.locator("[data-gv-output=panel]").inner_text()
+    assert stepper.locator('[data-gv-input="step"]').input_value() == "1"
     screenshot(lab_page, "gradviz-backprop-step1")

@@ -4,7 +4,8 @@ For each lesson: open it, Run All through JupyterLab, wait until every cell ran 
 idle, check that no cell shows an error, that its gradviz widgets rendered, and, for each kind of
 widget the lesson shows, move one control and check that the view changed. A screenshot of each
 lesson goes to artifacts/screenshots/lesson_XX.png (and one of each widget kind after the
-interaction to lesson_XX_<kind>.png).
+interaction to lesson_XX_<kind>.png). The kernel-free widgets (gradviz/widgets/frames_view.js:
+backprop, tape, clipping, check_gradients, flow) have every control moved (tests/browser/frames_controls.py).
 
 The lessons are found by globbing when the tests are collected, so a new lesson is tested as soon
 as its notebook exists. Which widget kinds a lesson must show is read from its code cells
@@ -30,6 +31,7 @@ from browser_helpers import (
     screenshot,
     wait_for_change,
 )
+from frames_controls import move_every_control
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -39,13 +41,12 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 # The widget kinds, by the gradviz call that makes them (gv.<kind>(...)).
 KINDS = ("graph", "tape", "backprop", "flow", "clipping", "descent", "check_gradients")
-# The matplotlib-based views (gradviz/widgets/plot_widget.py) are a VBox whose first child is an HTML
-# widget with the view's title in bold.
+# The kernel-free widgets: ``[data-gv-widget=KIND]`` (gradviz/widgets/frames_view.js).
+FRAMES = ("backprop", "tape", "clipping", "check_gradients", "flow")
+# The other matplotlib-based views (gradviz/widgets/plot_widget.py) are a VBox whose first child is an
+# HTML widget with the view's title in bold.
 PLOT_TITLES = {
-    "flow": "Gradient flow",
-    "clipping": "Clipping lab",
     "descent": "Descent trace",
-    "check_gradients": "Gradient check",
 }
 
 
@@ -68,23 +69,22 @@ def expected_kinds(path: Path) -> set[str]:
 def widget_outputs(page: Any) -> Any:
     """Every output area that shows a widget view (ipywidgets' ``.jupyter-widgets``, or gradviz's
     anywidget front end ``.gv-root``)."""
-    return page.locator(".jp-OutputArea-output").filter(has=page.locator(".jupyter-widgets, .gv-root"))
+    return page.locator(".jp-OutputArea-output").filter(
+        has=page.locator(".jupyter-widgets, .gv-root, [data-gv-widget]")
+    )
 
 
 def outputs_of(page: Any, kind: str) -> Any:
     """The widget outputs of one kind.
 
-    graph and backprop both draw with gradviz/widgets/svg_view.js (``.gv-root`` > ``.gv-svg`` + ``.gv-side``);
-    backprop adds a Play control and prev/next buttons. tape is a VBox holding ``table.gv-tape``
-    and the "op" slider. The plot views are found by their title.
+    graph draws with gradviz/widgets/svg_view.js (``.gv-root`` > ``.gv-svg`` + ``.gv-side``); the
+    kernel-free widgets are ``[data-gv-widget=KIND]``; the other plot views are found by their title.
     """
     outs = widget_outputs(page)
     if kind == "graph":
-        return outs.filter(has=page.locator(".gv-root")).filter(has_not=page.locator(".widget-play"))
-    if kind == "backprop":
-        return outs.filter(has=page.locator(".gv-root")).filter(has=page.locator(".widget-play"))
-    if kind == "tape":
-        return outs.filter(has=page.locator("table.gv-tape")).filter(has=page.locator(".widget-slider"))
+        return outs.filter(has=page.locator(".gv-root"))
+    if kind in FRAMES:
+        return outs.filter(has=page.locator(f'[data-gv-widget="{kind}"]'))
     title = PLOT_TITLES[kind]
     return outs.filter(has=page.locator(".widget-html-content > b", has_text=re.compile(f"^{title}$")))
 
@@ -117,18 +117,23 @@ def check_image_rendered(out: Any) -> None:
     assert box and box["width"] >= 200 and box["height"] >= 100, f"the plot is drawn at {box}"
 
 
-def check_tape_rendered(out: Any) -> None:
+def check_frames_rendered(out: Any) -> None:
+    """A kernel-free widget: its controls, and a picture (a vector SVG of non-trivial size) or a
+    panel with content."""
     out.scroll_into_view_if_needed()
-    table = out.locator("table.gv-tape").first
-    table.wait_for(timeout=RENDER_TIMEOUT_MS)
-    assert table.locator("tbody tr").count() >= 1
-    assert out.locator(".widget-slider .noUi-handle").first.is_visible()
+    root = out.locator("[data-gv-widget]").first
+    root.locator("[data-gv-control]").first.wait_for(timeout=RENDER_TIMEOUT_MS)
+    svg = root.locator("[data-gv-output=picture] svg")
+    if svg.count():
+        box = svg.first.bounding_box()
+        assert box and box["width"] >= 200 and box["height"] >= 100, f"the picture is drawn at {box}"
+    else:
+        assert root.locator("[data-gv-output=panel]").inner_text().strip(), "an empty widget"
 
 
 RENDERED: dict[str, Callable[[Any], None]] = {
     "graph": check_svg_rendered,
-    "backprop": check_svg_rendered,
-    "tape": check_tape_rendered,
+    **{kind: check_frames_rendered for kind in FRAMES},
     **{kind: check_image_rendered for kind in PLOT_TITLES},
 }
 
@@ -145,40 +150,11 @@ def interact_graph(out: Any) -> None:
     assert len(side.inner_text()) > len(before_text), "the details panel got no details"
 
 
-def _highlighted_row(table: Any) -> int:
-    """Index of the tape table's highlighted row (the selected op), -1 when none."""
-    return table.evaluate(
-        """(t) => [...t.querySelectorAll('tbody tr')]
-                   .findIndex((r) => /background/.test(r.getAttribute('style') || ''))"""
-    )
-
-
-def interact_tape(out: Any) -> None:
-    """Move the "op" slider one step: the highlighted row moves down by one."""
-    table = out.locator("table.gv-tape").first
-    rows = table.locator("tbody tr").count()
-    if rows < 2:
-        return  # a single op: the slider cannot move (nothing to check)
-    before = _highlighted_row(table)
-    assert before == 0, f"the first op should be selected at start, got row {before}"
-    html = out.locator(".widget-html-content", has=out.page.locator("table.gv-tape")).first
-    old = html.inner_html()
-    nudge(out.locator(".widget-slider .noUi-handle").first)
-    wait_for_change(html, old, attribute=None)
-    assert _highlighted_row(out.locator("table.gv-tape").first) == 1
-
-
-def interact_backprop(out: Any) -> None:
-    """Press "next": the panel explains step 1 and the SVG highlights another op."""
-    side, pic = out.locator(".gv-side").first, out.locator(".gv-svg").first
-    assert "Step 0 of" in side.inner_text()
-    before_side, before_svg = side.inner_html(), pic.inner_html()
-    out.locator("button", has_text="next").first.click()
-    wait_for_change(side, before_side, attribute=None)
-    assert "Step 1 of" in side.inner_text()
-    assert pic.inner_html() != before_svg, "the graph's highlight did not move"
-    readout = out.locator(".widget-slider .widget-readout").first
-    assert readout.inner_text().strip() == "1", "the step slider did not follow the next button"
+def interact_frames(out: Any) -> None:
+    """Move every control: each changes the picture or the panel (no kernel involved)."""
+    moved, unchanged = move_every_control(out.locator("[data-gv-widget]").first)
+    assert moved, "a kernel-free widget with no control to move"
+    assert not unchanged, f"controls that changed nothing: {unchanged}"
 
 
 def _move_plot(out: Any, act: Callable[[], None]) -> None:
@@ -197,48 +173,15 @@ def nudge(handle: Any) -> None:
 
 
 def interact_slider_plot(out: Any) -> None:
-    """flow and descent: move the step slider one step; the picture is redrawn."""
+    """descent: move the step slider one step; the picture is redrawn (by the kernel)."""
     handle = out.locator(".widget-slider .noUi-handle").first
     _move_plot(out, lambda: nudge(handle))
 
 
-def interact_clipping(out: Any) -> None:
-    """Send the threshold slider to its minimum (Home; End if it is there already): the clipping and
-    the picture change."""
-    handle = out.locator(".widget-slider .noUi-handle").first
-    readout = out.locator(".widget-slider .widget-readout").first
-    before = readout.inner_text()
-    now, low = handle.evaluate(
-        "(h) => [Number(h.getAttribute('aria-valuenow')), Number(h.getAttribute('aria-valuemin'))]"
-    )
-    _move_plot(out, lambda: handle.press("End" if now <= low else "Home"))
-    assert readout.inner_text() != before
-
-
-def interact_check_gradients(out: Any) -> None:
-    """Pick another input (or tick "failures only"): the table below the plot changes."""
-    panel = out.locator(".widget-html-content", has=out.page.locator("table.gv-gc")).first
-    panel.wait_for()
-    before = panel.inner_html()
-    select = out.locator(".widget-dropdown select")
-    if select.count():
-        options = select.first.locator("option").all_inner_texts()
-        select.first.select_option(index=1)
-        wait_for_change(panel, before, attribute=None)
-        assert f"input {options[1]}" in panel.inner_text()
-    else:
-        out.locator(".widget-checkbox input[type=checkbox]").first.check()
-        wait_for_change(panel, before, attribute=None)
-
-
 INTERACT: dict[str, Callable[[Any], None]] = {
     "graph": interact_graph,
-    "tape": interact_tape,
-    "backprop": interact_backprop,
-    "flow": interact_slider_plot,
     "descent": interact_slider_plot,
-    "clipping": interact_clipping,
-    "check_gradients": interact_check_gradients,
+    **{kind: interact_frames for kind in FRAMES},
 }
 
 
@@ -289,7 +232,8 @@ def test_lesson_in_jupyterlab(lab_page: Any, lesson: Path) -> None:
     outs = widget_outputs(page)
     page.wait_for_function(
         """(n) => [...document.querySelectorAll('.jp-OutputArea-output')]
-                    .filter((o) => o.querySelector('.jupyter-widgets, .gv-root')).length >= n""",
+                    .filter((o) => o.querySelector('.jupyter-widgets, .gv-root, [data-gv-widget]'))
+                    .length >= n""",
         arg=displayed,
         timeout=RENDER_TIMEOUT_MS,
     )
@@ -305,7 +249,8 @@ def test_lesson_in_jupyterlab(lab_page: Any, lesson: Path) -> None:
             RENDERED[kind](view)
         found[kind] = views.first
     # The lesson's first widget with the code that made it, at the top of the notebook.
-    scroll_to(page.locator(".jp-CodeCell").filter(has=page.locator(".jupyter-widgets, .gv-root")).first)
+    widgets = page.locator(".jupyter-widgets, .gv-root, [data-gv-widget]")
+    scroll_to(page.locator(".jp-CodeCell").filter(has=widgets).first)
     screenshot(page, f"lesson_{number}")
 
     for kind, view in found.items():
