@@ -267,52 +267,100 @@ def huge_graph() -> list[Row]:
     return rows
 
 
-@case("widgets", "gv.tape: create; move the op slider; change the why-None dropdown", target_s=0.1)
-def tape_widget() -> list[Row]:
-    import gradviz as gv  # noqa: PLC0415
+# ---- kernel-free widgets: every frame computed at creation, a control move is a browser look-up ------
 
-    tape, f, names = small_expression()
-    create = timed(lambda: gv.tape(tape, names=names, target=f, sources=[names["x"], names["y"]]).widget, 3)
-    view = gv.tape(tape, names=names, target=f, sources=[names["x"], names["y"]])
-    _ = view.widget
-    n = len(view.rows)
-    k = [0]
+_HARNESS = """async ([source, state]) => {
+  const listeners = {};
+  const model = {
+    get: (k) => state[k],
+    set: (k, v) => { state[k] = v; (listeners["change:" + k] || []).forEach((f) => f()); },
+    on: (name, f) => { (listeners[name] = listeners[name] || []).push(f); },
+    save_changes: () => {},
+  };
+  const mod = await import(URL.createObjectURL(new Blob([source], { type: "text/javascript" })));
+  const el = document.createElement("div");
+  document.body.append(el);
+  mod.default.render({ model, el });
+}"""
 
-    def move() -> None:
-        k[0] += 1
-        view._slider.value = k[0] % n
+# Each move: set the control, fire its event (the widget redraws synchronously), force layout.
+_MOVES = """(rounds) => {
+  const times = [];
+  for (const input of document.querySelectorAll("[data-gv-input]")) {
+    const n = input.tagName === "SELECT" ? input.options.length : input.type === "checkbox" ? 2
+            : Number(input.max) + 1;
+    for (let k = 0; k < rounds && n > 1; k++) {
+      const t0 = performance.now();
+      if (input.type === "checkbox") input.checked = !input.checked;
+      else input.value = String((Number(input.value) + 1) % n);
+      const change = input.tagName === "SELECT" || input.type === "checkbox";
+      input.dispatchEvent(new Event(change ? "change" : "input"));
+      document.body.getBoundingClientRect();
+      times.push(performance.now() - t0);
+    }
+  }
+  times.sort((a, b) => a - b);
+  return [times[Math.floor(times.length / 2)], times[times.length - 1], times.length];
+}"""
 
-    def why() -> None:
-        k[0] += 1
-        view._source_w.value = k[0] % len(view._source_w.options)
 
+def browser_moves(widget: Any, rounds: int = 20) -> tuple[float, float, int]:
+    """(median, slowest) seconds for a control move of ``widget`` (a kernel-free widget) in headless
+    Chromium, and the number of moves; (nan, nan, 0) without Chromium or Playwright."""
+    import json  # noqa: PLC0415
+    import shutil  # noqa: PLC0415
+
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    try:
+        from playwright.sync_api import sync_playwright  # noqa: PLC0415
+    except ImportError:
+        return float("nan"), float("nan"), 0
+    if not Path(chromium).exists():
+        return float("nan"), float("nan"), 0
+    names = ("kind", "title", "note", "picture", "controls", "index", "layers", "info")
+    state = json.loads(json.dumps({k: getattr(widget, k) for k in names}))
+    source = (ROOT / "gradviz" / "widgets" / "frames_view.js").read_text(encoding="utf-8")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"], headless=True)
+        page = browser.new_page()
+        page.set_content("<!DOCTYPE html><html><body></body></html>")
+        page.evaluate(_HARNESS, [source, state])
+        median, slowest, count = page.evaluate(_MOVES, rounds)
+        browser.close()
+    return median / 1000, slowest / 1000, count
+
+
+def _state_mb(widget: Any) -> float:
+    import json  # noqa: PLC0415
+
+    return len(json.dumps(widget.get_state(), default=str).encode()) / 1e6
+
+
+def kernel_free_rows(label: str, make: Callable[[], Any]) -> list[Row]:
+    """Create (every frame computed), the state's size, and a control move in the browser."""
+    create = timed(lambda: make().widget, repeats=3)
+    widget = make().widget
+    median, slowest, count = browser_moves(widget)
     return [
-        ("create", create, "target < 1 s"),
-        ("slider move", timed(move, 20), ""),
-        ("why-None dropdown", timed(why, 20), ""),
+        (f"{label}: create (computes every frame)", create, f"state {_state_mb(widget):.3f} MB"),
+        (f"{label}: a control move in the browser (median of {count})", median,
+         f"slowest {slowest * 1000:.1f} ms; no kernel round trip"),
     ]
 
 
-@case("widgets", "gv.backprop: create; move the step slider", target_s=0.1)
-def backprop_widget() -> list[Row]:
+@case("kernel-free", "gv.tape, gv.backprop: create; a control move in Chromium", target_s=0.05)
+def tape_and_backprop() -> list[Row]:
     import gradviz as gv  # noqa: PLC0415
 
     tape, f, names = small_expression()
-    create = timed(lambda: gv.backprop(tape, f, [names["x"], names["y"]], names=names).widget, 3)
-    view = gv.backprop(tape, f, [names["x"], names["y"]], names=names)
-    _ = view.widget
-    k = [0]
-
-    def move() -> None:
-        k[0] += 1
-        view._slider.value = k[0] % len(view)
-
-    rows = [("create (lesson-sized graph)", create, "target < 1 s"), ("slider move", timed(move, 20), "")]
-    tape, loss, names = layered_graph(200)
-    view = gv.backprop(tape, loss, names=names)
-    _ = view.widget
-    k = [0]
-    rows.append(("slider move, 200-node graph", timed(move, 10), f"{len(view)} steps"))
+    sources = [names["x"], names["y"]]
+    rows = kernel_free_rows("gv.tape (lesson 03-sized)",
+                            lambda: gv.tape(tape, names=names, target=f, sources=sources))
+    rows += kernel_free_rows("gv.backprop (lesson 02-sized)",
+                             lambda: gv.backprop(tape, f, [names["x"], names["y"]], names=names))
+    big_tape, loss, big_names = layered_graph(200)
+    rows += kernel_free_rows("gv.backprop, 200-node graph",
+                             lambda: gv.backprop(big_tape, loss, names=big_names))
     return rows
 
 
@@ -335,30 +383,16 @@ def _moves(control: Any, values: list, repeats: int) -> float:
     return timed(move, repeats)
 
 
-@case("widgets", "gv.clipping: create; drag the threshold; change the method", target_s=0.1)
+@case("kernel-free", "gv.clipping: create; a control move in Chromium", target_s=0.05)
 def clipping_widget() -> list[Row]:
     import engine as eg  # noqa: PLC0415
     import gradviz as gv  # noqa: PLC0415
-    from gradviz.widgets.clipping_lab import METHODS  # noqa: PLC0415
 
     grads = [eg.constant([3.0, 4.0]), eg.constant([0.5, -2.0])]
-    create = timed(lambda: gv.clipping(grads, threshold=2.0).widget, 3)
-    lab = gv.clipping(grads, threshold=2.0)
-    c = lab.controls
-    rows = [
-        ("create (lesson 05: two 2-D gradients)", create, "target < 1 s"),
-        ("threshold slider move", _moves(c["threshold"], list(np.linspace(0.3, 5.0, 37)), 30), ""),
-        ("method dropdown", _moves(c["method"], list(METHODS), 12), ""),
-    ]
+    rows = kernel_free_rows("lesson 05: two 2-D gradients", lambda: gv.clipping(grads, threshold=2.0))
     rng = np.random.default_rng(0)
     many = [eg.constant(rng.normal(size=(16, 16)).astype(np.float32)) for _ in range(10)]
-    create = timed(lambda: gv.clipping(many).widget, 3)
-    lab = gv.clipping(many)
-    c = lab.controls
-    rows += [
-        ("create (bars: ten 16×16 gradients)", create, "target < 1 s"),
-        ("threshold slider move (bars)", _moves(c["threshold"], list(np.linspace(1, 40, 37)), 30), ""),
-    ]
+    rows += kernel_free_rows("bars: ten 16×16 gradients", lambda: gv.clipping(many))
     return rows
 
 
@@ -447,50 +481,19 @@ def _recorded(steps: int = 200) -> Any:
     return rec, statistics.median(record_times)
 
 
-@case("widgets", "gv.Recorder and gv.flow: record; create; step slider; toggles", target_s=0.1)
+@case("kernel-free", "gv.Recorder and gv.flow: record; create; a control move in Chromium", target_s=0.05)
 def flow_widget() -> list[Row]:
-    import engine as eg  # noqa: PLC0415
     import gradviz as gv  # noqa: PLC0415
 
     rec, per_record = _recorded(200)
-    rows = [
-        ("rec.record(step, loss, 6 (grad, var) pairs)", per_record, "per training step"),
-        (
-            "rec.plot() + PNG",
-            timed(lambda: __import__("gradviz.render.plot", fromlist=["png_bytes"]).png_bytes(rec.plot()), 3),
-            "",
-        ),
-    ]
-    create = timed(lambda: gv.flow(rec).widget, 3)
-    view = gv.flow(rec)
-    c = view.controls
-    rows += [
-        ("create (3 layers × 200 steps)", create, "target < 1 s"),
-        ("step slider move", _moves(c["step"], list(range(0, 200, 3)), 40), ""),
-    ]
-    t0 = time.perf_counter()
-    c["by"].value = "variable"
-    first = time.perf_counter() - t0
-    rows.append(("per layer → per variable (first time: new figure)", first, "a toggle, not a slider"))
-    rows.append(("per layer ↔ per variable (figures cached)", _moves(c["by"], ["layer", "variable"], 10), ""))
-    x = eg.constant(np.linspace(-1, 1, 6, dtype=np.float32))
-    w = eg.Variable(np.ones(6, np.float32), name="w")
-    with eg.GradientTape(persistent=True) as tape:
-        tape.watch(x)
-        loss = eg.sum(eg.tanh(x * w) ** 2)
-    from gradviz.render import graphviz as render  # noqa: PLC0415
-
-    rows.append(
-        (
-            "gv.flow(loss, tape): graph with gradient-width edges",
-            timed(lambda: gv.flow(loss, tape).to_svg(), 3, before=render.clear_cache),
-            "",
-        )
-    )
+    rows = [("rec.record(step, loss, 6 (grad, var) pairs)", per_record, "per training step")]
+    rows += kernel_free_rows("gv.flow, 3 layers × 200 steps", lambda: gv.flow(rec))
+    small, _ = _recorded(20)
+    rows += kernel_free_rows("gv.flow, 3 layers × 20 steps", lambda: gv.flow(small))
     return rows
 
 
-@case("widgets", "gv.check_gradients: create; input dropdown", target_s=0.1)
+@case("kernel-free", "gv.check_gradients: create; a control move in Chromium", target_s=0.05)
 def gradcheck_widget() -> list[Row]:
     import engine as eg  # noqa: PLC0415
     import gradviz as gv  # noqa: PLC0415
@@ -504,21 +507,9 @@ def gradcheck_widget() -> list[Row]:
     def g(w: Any, x: Any) -> Any:
         return eg.sum(eg.tanh(x @ w) ** 2)
 
-    view = gv.check_gradients(g, w, xs)
-    c = view.controls
-    return [
-        (
-            "create (lesson 02: f(x, y) at (2, 1))",
-            timed(lambda: gv.check_gradients(f, 2.0, 1.0).widget, 3),
-            "target < 1 s",
-        ),
-        (
-            "create (tanh(x @ w): 32 + 128 elements, 320 evaluations of f)",
-            timed(lambda: gv.check_gradients(g, w, xs).widget, 3),
-            "target < 1 s",
-        ),
-        ("input dropdown", _moves(c["input"], [0, 1], 10), ""),
-    ]
+    rows = kernel_free_rows("lesson 02: f(x, y) at (2, 1)", lambda: gv.check_gradients(f, 2.0, 1.0))
+    rows += kernel_free_rows("tanh(x @ w): 32 + 128 elements", lambda: gv.check_gradients(g, w, xs))
+    return rows
 
 
 @case("widgets", "first widget in a fresh kernel (imports matplotlib + ipywidgets)")

@@ -1,0 +1,96 @@
+"""Every lesson exported by tools/export_html.py (as `make html` does), opened from disk with no kernel
+and no network: each kernel-free gradviz widget (``[data-gv-widget]``) has every control moved, and
+each move changes the widget's picture or panel; no JavaScript error; each page within its 3 MB
+budget. Each kernel-free widget is screenshotted in a light and a dark page (JupyterLab's theme
+variables) into artifacts/screenshots/export_<lesson>_<kind>_<theme>.png.
+
+gv.descent is still drawn by the kernel (ipywidgets): its controls do nothing in a static page; the
+test lists it, so that the gap stays visible.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_helpers import ROOT, SCREENSHOTS
+from frames_controls import move_every_control
+
+sys.path.insert(0, str(ROOT / "tools"))
+from page_assets import unavailable  # noqa: E402
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+LESSONS = sorted(ROOT.glob("lessons/0[0-9]_*.ipynb"))
+PAGE_BUDGET = 3_000_000  # bytes of one lesson page
+LOCAL = ("file:", "data:", "blob:")
+# JupyterLab's dark theme, as far as the widgets read it (the light values are the fallbacks).
+DARK = """:root { --jp-layout-color0: #111111; --jp-layout-color1: #212121; --jp-ui-font-color1: #e6e6e6;
+  --jp-ui-font-color2: #aaaaaa; --jp-border-color1: #616161; --jp-border-color2: #424242;
+  --jp-border-color3: #333333; } body { background: #111111; color: #e6e6e6; }"""
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every lesson exported into one temporary folder."""
+    if reason := unavailable():
+        pytest.skip(f"cannot build the static pages here: {reason}")
+    out = tmp_path_factory.mktemp("site")
+    subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "export_html.py"), *map(str, LESSONS), "--out", str(out)],
+        check=True,
+        timeout=1200,
+    )
+    return out
+
+
+def _open(page: Any, path: Path, errors: list[str]) -> None:
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(LOCAL) else r.abort())
+    page.goto(path.as_uri())
+    page.wait_for_load_state("load")
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[p.stem for p in LESSONS])
+def test_every_control_of_an_exported_lesson_works_without_a_kernel(browser, site, lesson):
+    html = site / f"{lesson.stem}.html"
+    assert html.stat().st_size <= PAGE_BUDGET, f"{html.name} is {html.stat().st_size:,} bytes"
+    code = lesson.read_text(encoding="utf-8")
+    context = browser.new_context(viewport={"width": 1300, "height": 900})
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        _open(page, html, errors)
+        rendered = page.locator(".widget-subarea, .jupyter-widgets")
+        if "gv." in code:
+            rendered.first.wait_for(timeout=60_000)
+        widgets = page.locator("[data-gv-widget]")
+        report = {}
+        for k in range(widgets.count()):
+            root = widgets.nth(k)
+            kind = root.get_attribute("data-gv-widget")
+            root.scroll_into_view_if_needed()
+            moved, unchanged = move_every_control(root)
+            report[f"{kind}#{k}"] = moved
+            assert not unchanged, f"{lesson.stem}: {kind}: controls that changed nothing: {unchanged}"
+            _shoot(page, root, f"export_{lesson.stem[:2]}_{kind}_{k}")
+        assert errors == [], f"JavaScript errors: {errors}"
+        if "gv.descent(" in code:  # the one widget still drawn by the kernel
+            assert page.locator(".widget-html-content > b", has_text="Descent trace").count() >= 1
+    finally:
+        context.close()
+
+
+def _shoot(page: Any, root: Any, name: str) -> None:
+    """Screenshots of one widget in the page's light colours and in JupyterLab's dark ones."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    root.screenshot(path=str(SCREENSHOTS / f"{name}_light.png"))
+    style = page.add_style_tag(content=DARK)
+    try:
+        root.screenshot(path=str(SCREENSHOTS / f"{name}_dark.png"))
+    finally:
+        style.evaluate("(s) => s.remove()")
