@@ -260,7 +260,8 @@ class TapeView(View):
 
             def why(t: int, s: int, tape: int = 0) -> str:
                 text = self.explain(choices[t][1], choices[s][1], tape_index=tape)
-                return f"<div><b>Why is a gradient None?</b></div><pre>{esc(text)}</pre>"
+                asked = f" ({esc(self.labels[tape])} answers)" if len(self.tapes) > 1 else ""
+                return f"<div><b>Why is a gradient None?</b>{asked}</div><pre>{esc(text)}</pre>"
 
             f.layer("why", "html", deps, why)
         return f
