@@ -128,7 +128,8 @@ def check_frames_rendered(out: Any) -> None:
         box = svg.first.bounding_box()
         assert box and box["width"] >= 200 and box["height"] >= 100, f"the picture is drawn at {box}"
     else:
-        assert root.locator("[data-gv-output=panel]").inner_text().strip(), "an empty widget"
+        panel = root.locator("[data-gv-output=panel]")  # text_content: also while scrolled out of sight
+        assert (panel.text_content() or "").strip(), "an empty widget"
 
 
 RENDERED: dict[str, Callable[[Any], None]] = {
