@@ -23,11 +23,19 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from gradviz.render.svg_layers import (
+    CSS_VARS,
+    artists_svg,
+    compact_svg,
+    svg_points,
+    svg_with_layers,
+    themed_svg,
+)
 
 __all__ = [
     "Frames", "Control", "FrameControl", "trait_control", "plot_frames", "frames_widget_class",
@@ -174,105 +182,6 @@ def frames_widget_class() -> type:
 
         _WIDGET = FramesWidget
     return _WIDGET
-
-
-# ---- pictures: matplotlib SVG with layer slots, in the theme's colours ------------------------------
-
-#: light-palette colour → the JupyterLab CSS variable that replaces it (the colour stays as fallback)
-CSS_VARS = {
-    "background": "--jp-layout-color0",
-    "panel": "--jp-layout-color0",
-    "text": "--jp-ui-font-color1",
-    "muted": "--jp-ui-font-color2",
-    "grid": "--jp-border-color3",
-    "spine": "--jp-border-color1",
-}
-
-
-def themed_svg(svg: str, colors: dict[str, Any]) -> str:
-    """``svg`` with each of ``colors``' theme colours (background, text, grid...) in its style
-    attributes replaced by JupyterLab's CSS variable, so the picture follows the light / dark theme."""
-    swap = {}
-    for role, var in CSS_VARS.items():
-        value = colors.get(role)
-        if isinstance(value, str) and value.startswith("#"):
-            swap.setdefault(value.lower(), f"var({var}, {value.lower()})")
-    if not swap:
-        return svg
-    pattern = re.compile(r"(fill|stroke):\s*(#[0-9a-fA-F]{6})\b")
-    return pattern.sub(lambda m: f"{m.group(1)}: {swap.get(m.group(2).lower(), m.group(2))}", svg)
-
-
-def svg_with_layers(svg: str, names: Sequence[str]) -> str:
-    """``svg`` (one ``<svg>`` document) with an empty ``<g data-gv-layer="NAME">`` per name at its end,
-    drawn above everything, in the document's own coordinates."""
-    start = svg.find("<svg")
-    svg = svg[start:] if start >= 0 else svg
-    end = svg.rfind("</svg>")
-    if end < 0:
-        raise ValueError("svg_with_layers: not an SVG document (no </svg>).")
-    slots = "".join(f'<g data-gv-layer="{_slot(n)}"></g>' for n in names)
-    return svg[:end] + slots + svg[end:]
-
-
-def _slot(name: str) -> str:
-    if not re.fullmatch(r"[\w:.-]+", name):
-        raise ValueError(f"svg_with_layers: layer names are letters, digits and _ : . - only, got {name!r}.")
-    return name
-
-
-def svg_points(ax: Any, xs: Sequence[float], ys: Sequence[float], digits: int = 1) -> list[list[float]]:
-    """Data coordinates of ``ax`` → the coordinates of the figure's SVG (points, y down), as
-    `gradviz.render.plot.svg_text` saves it (the whole figure, no cropping). Draw the figure first."""
-    import numpy as np  # noqa: PLC0415
-
-    fig = ax.figure
-    pixels = ax.transData.transform(np.column_stack([np.asarray(xs, float), np.asarray(ys, float)]))
-    scale = 72.0 / fig.dpi
-    height = fig.get_figheight() * 72.0
-    out = []
-    for x, y in pixels:
-        if np.isfinite(x) and np.isfinite(y):
-            out.append([round(float(x * scale), digits), round(float(height - y * scale), digits)])
-    return out
-
-
-def artists_svg(fig: Any, artists: Sequence[Any]) -> str:
-    """An SVG fragment of ``artists`` alone, in the coordinates of the figure's whole SVG (as
-    `gradviz.render.plot.svg_text` saves it): what a layer holds when a control moves only these artists.
-    Draw (or save) the figure first, so that its layout is settled."""
-    import io  # noqa: PLC0415
-
-    from matplotlib.backends.backend_svg import RendererSVG  # noqa: PLC0415
-
-    buffer = io.StringIO()
-    dpi = fig.dpi
-    width, height = fig.get_size_inches()
-    fig.dpi = 72  # what the SVG backend draws at (points)
-    try:
-        renderer = RendererSVG(width * 72, height * 72, buffer, image_dpi=dpi, metadata={"Date": None})
-        for artist in artists:
-            if artist.get_visible():
-                artist.draw(renderer)
-        renderer.finalize()
-    finally:
-        fig.dpi = dpi
-    text = buffer.getvalue()
-    start = text.index(">", text.index("<svg")) + 1
-    body = text[start : text.rindex("</svg>")]
-    body = re.sub(r"<metadata>.*?</metadata>", "", body, flags=re.S)
-    body = re.sub(r"<defs>\s*<style[^>]*>[^<]*</style>\s*</defs>", "", body)  # the base has it
-    return compact_svg(body).strip()
-
-
-_PATH_DATA = re.compile(r'\sd="([^"]*)"')
-_DECIMALS = re.compile(r"(-?\d+\.\d)\d+")
-
-
-def compact_svg(svg: str) -> str:
-    """``svg`` with path data at 0.1 pt (invisible at any zoom a page allows) and no indentation."""
-    svg = _PATH_DATA.sub(lambda m: ' d="' + " ".join(_DECIMALS.sub(r"\1", m.group(1)).split()) + '"', svg)
-    return re.sub(r">\s+<", "><", svg)
 
 
 # ---- matplotlib views: the moving artists of every combination of the controls -----------------------
