@@ -202,7 +202,7 @@ def walk(records: Sequence[Record], seeds: list[tuple[Tensor, Tensor]], source_i
     keep = set(source_ids)
     # While no tape records, sums of gradients need not be differentiable: add the arrays directly.
     # (While eg.function traces, every sum must be an op, so that the graph has it.)
-    tracer = tracing.TRACER
+    tracer = tracing.current()
     recording = tracer is not None or _rec.is_recording()
     for r in reversed(records):
         out_id = r.output._uid

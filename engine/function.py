@@ -87,7 +87,7 @@ class Function:
         self._varargs = next((p.name for p in params if p.kind == p.VAR_POSITIONAL), "arg")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if tracing.TRACER is not None or _outer_tape_records():
+        if tracing.current() is not None or _outer_tape_records():
             return self.python_function(*args, **kwargs)  # inlined into an outer trace / seen by the tape
         leaves: list[Any] = []
         key = _signature(args, kwargs, leaves)
@@ -129,13 +129,12 @@ class Function:
         args2, kwargs2 = _replace_leaves((args, kwargs), placeholders)
         inputs = list(tracer.nodes)
         saved = tracer.saved
-        tracing.TRACER = tracer
         try:
-            result = self.python_function(*args2, **kwargs2)
-            flat = nest.flatten(result)
-            out_nodes = [tracer.node_for(t) if isinstance(t, Tensor) else None for t in flat]
+            with tracing.active(tracer):
+                result = self.python_function(*args2, **kwargs2)
+                flat = nest.flatten(result)
+                out_nodes = [tracer.node_for(t) if isinstance(t, Tensor) else None for t in flat]
         finally:
-            tracing.TRACER = None
             if not keep_effects:
                 for obj, attr, value in reversed(saved):
                     setattr(obj, attr, value)

@@ -150,8 +150,9 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Tensor:
     y._data, y._device, y._uid, y.name = out, dev, next(_uids), None
     if _rec.anywhere and prim.vjps is not None and out.dtype.kind in "fc":
         _rec.record(prim, tuple(inputs), y, params)
-    if tracing.TRACER is not None:  # eg.function is tracing: the op becomes a graph node
-        tracing.TRACER.on_op(prim, inputs, y, params)
+    # eg.function traces in this thread: the op becomes a graph node (one global read when none does)
+    if tracing.ACTIVE and (tracer := tracing.current()) is not None:
+        tracer.on_op(prim, inputs, y, params)
     return y
 
 

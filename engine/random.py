@@ -66,8 +66,8 @@ def _draw(op: str, sample: Any, dtype: Any) -> Tensor:
         return backend.transfer(data, dev) if dev.kind == "gpu" else data
 
     t = Tensor._make(draw(), dev)
-    if tracing.TRACER is not None:
-        tracing.TRACER.on_random(op, draw, t)
+    if tracing.ACTIVE and (tracer := tracing.current()) is not None:
+        tracer.on_random(op, draw, t)
     return t
 
 

@@ -196,8 +196,9 @@ class GradientTape:
         _backward.check_sources(sources, "GradientTape.gradient")
         grads: dict[int, Tensor] = {}
         with tracing.name_scope("gradients"):  # graph mode names these ops gradients/...
-            if tracing.TRACER is not None:
-                tracing.TRACER.backward_depth += 1
+            tracer = tracing.current()
+            if tracer is not None:
+                tracer.backward_depth += 1
             try:
                 seeds = _backward.seed_gradients(targets, output_gradients)
                 # Only what this tape watches (or computed from what it watches) has a gradient here.
@@ -206,8 +207,8 @@ class GradientTape:
                     for _ in _backward.walk(self._records, seeds, watched, grads, observe=False):
                         pass  # (nothing is yielded without observe: the loop just runs the walk)
             finally:
-                if tracing.TRACER is not None:
-                    tracing.TRACER.backward_depth -= 1
+                if tracer is not None:
+                    tracer.backward_depth -= 1
         out: list[Tensor | None] = []
         for s in sources:
             g = grads.get(s._uid) if s._uid in self._watched else None

@@ -139,21 +139,21 @@ class Tensor:
     # ---- leaving the engine -----------------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """A host NumPy copy of the value, whatever the device."""
-        if tracing.TRACER is not None:
-            tracing.TRACER.check_value(self, ".numpy()")
+        if tracing.ACTIVE and (tracer := tracing.current()) is not None:
+            tracer.check_value(self, ".numpy()")
         return np.array(backend.to_host(self._data), copy=True)
 
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
         if self.size != 1:
             raise ValueError(f"item() needs a tensor with one element, got shape {self.shape}.")
-        if tracing.TRACER is not None:
-            tracing.TRACER.check_value(self, ".item()")
+        if tracing.ACTIVE and (tracer := tracing.current()) is not None:
+            tracer.check_value(self, ".item()")
         return backend.to_host(self._data).item()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        if tracing.TRACER is not None:
-            tracing.TRACER.check_value(self, "np.asarray()")
+        if tracing.ACTIVE and (tracer := tracing.current()) is not None:
+            tracer.check_value(self, "np.asarray()")
         array = backend.to_host(self._data)
         if copy:
             array = np.array(array, copy=True)
@@ -180,7 +180,7 @@ class Tensor:
 
     # ---- Python protocol ----------------------------------------------------------------------
     def __repr__(self) -> str:
-        if tracing.TRACER is not None and (symbolic := tracing.TRACER.symbolic_repr(self)):
+        if (tracer := tracing.current()) is not None and (symbolic := tracer.symbolic_repr(self)):
             return symbolic
         head = f"<{type(self).__name__}"
         if self.name is not None:
@@ -201,8 +201,8 @@ class Tensor:
             yield self[i]
 
     def __bool__(self) -> bool:
-        if tracing.TRACER is not None:
-            tracing.TRACER.check_value(self, "bool()")
+        if tracing.ACTIVE and (tracer := tracing.current()) is not None:
+            tracer.check_value(self, "bool()")
         if self.size != 1:
             raise ValueError(
                 f"The truth value of a tensor with {self.size} elements is ambiguous; "

@@ -1,7 +1,7 @@
 """`Tracer`: turns what the engine does while `eg.function` runs ``f`` once into graph nodes.
 
 Tracing runs ``f`` for real (so the first call's values and side effects are the real ones) while
-`engine.tracing.TRACER` is set. Every primitive call becomes a node holding the primitive's array
+`engine.tracing.current()` returns it. Every primitive call becomes a node holding the primitive's array
 function and parameters; Variable reads and assignments, random draws and optimizer updates become
 nodes that do the same thing to the live objects when the graph is replayed. A tensor the tracer has
 not seen (a Python number, a tensor made outside ``f``, ``ones_like``) becomes a ``Const`` node.

@@ -1,9 +1,11 @@
-"""The one switch graph mode turns on: ``TRACER`` is None, except while `eg.function` traces.
+"""The one switch graph mode turns on: `current()` is None, except while `eg.function` traces.
 
 The engine's entry points (`primitive.apply`, Variable reads and assigns, random draws, optimizer
-steps, `tape.gradient`, layers) check ``TRACER`` and, while it is set, tell it what they did; the
-tracer (`engine.trace`) turns that into graph nodes. When nothing is traced the check is one global
-read. This module imports nothing from the engine, so every module can import it.
+steps, `tape.gradient`, layers) ask `current()` and, while this thread traces, tell the tracer what
+they did; the tracer (`engine.trace`) turns that into graph nodes. Tracers are per thread, like tapes
+(`engine.recording`): a thread that traces never sees another thread's ops, and two threads can trace
+at once. When no thread traces, the check is one global read (``ACTIVE``, the number of threads
+tracing now). This module imports nothing from the engine, so every module can import it.
 
 `name_scope` prefixes the names of the graph nodes made inside it (TensorFlow's ``tf.name_scope``);
 outside tracing it does nothing.
@@ -20,13 +22,46 @@ outside tracing it does nothing.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["TRACER", "name_scope", "init_scope", "creating_tracer", "refuse", "TracingError"]
+__all__ = ["ACTIVE", "current", "active", "name_scope", "init_scope", "creating_tracer", "refuse",
+           "TracingError"]
 
-TRACER: Any = None  # the active `engine.trace.Tracer`, or None (the usual case)
-_PAUSED: list[Any] = []  # tracers paused by `init_scope`, innermost last
+ACTIVE = 0  # how many threads trace right now (the hot paths read only this while it is 0)
+_lock = threading.Lock()
+_local = threading.local()  # _local.tracer: this thread's `engine.trace.Tracer`; _local.paused: a list
+
+
+def current() -> Any:
+    """This thread's active tracer (an `engine.trace.Tracer`), or None: the usual case.
+
+    >>> import engine as eg
+    >>> from engine import tracing
+    >>> tracing.current() is None
+    True
+    """
+    if not ACTIVE:
+        return None
+    return getattr(_local, "tracer", None)
+
+
+@contextlib.contextmanager
+def active(tracer: Any) -> Iterator[Any]:
+    """Make ``tracer`` this thread's active tracer for the block (what `eg.function` does to trace)."""
+    global ACTIVE
+    if getattr(_local, "tracer", None) is not None:
+        raise RuntimeError("engine.tracing.active: this thread already traces (nested traces inline).")
+    with _lock:
+        ACTIVE += 1
+    _local.tracer = tracer
+    try:
+        yield tracer
+    finally:
+        _local.tracer = None
+        with _lock:
+            ACTIVE -= 1
 
 
 class TracingError(RuntimeError):
@@ -56,7 +91,7 @@ def name_scope(name: str) -> Iterator[str | None]:
     ...
     None
     """
-    tracer = TRACER
+    tracer = current()
     if tracer is None:
         yield None
         return
@@ -68,27 +103,31 @@ def name_scope(name: str) -> Iterator[str | None]:
 def init_scope() -> Iterator[None]:
     """Run the block outside the graph being traced (TensorFlow's ``tf.init_scope``): a layer computes
     its initial weights here once, and they are not ops of the step's graph."""
-    global TRACER
-    tracer = TRACER
+    tracer = current()
     if tracer is None:
         yield
         return
-    _PAUSED.append(tracer)
-    TRACER = None
+    paused = _local.__dict__.setdefault("paused", [])
+    paused.append(tracer)
+    _local.tracer = None
     try:
         yield
     finally:
-        TRACER = _PAUSED.pop()
+        _local.tracer = paused.pop()
 
 
 def creating_tracer() -> Any:
-    """The tracer a new Variable belongs to: the active one, or one paused by `init_scope`."""
-    return TRACER if TRACER is not None else (_PAUSED[-1] if _PAUSED else None)
+    """The tracer a new Variable belongs to: this thread's active one, or one paused by `init_scope`."""
+    tracer = current()
+    if tracer is not None:
+        return tracer
+    paused = getattr(_local, "paused", None)
+    return paused[-1] if paused else None
 
 
 def refuse(what: str, instead: str) -> None:
     """Raise `TracingError` while tracing: ``what`` keeps Python state a graph cannot replay."""
-    if TRACER is not None:
+    if current() is not None:
         raise TracingError(
             f"{what} cannot run inside eg.function: it keeps its state in Python (counts, sums of "
             f"arrays), which a traced graph would freeze at the first call's values. {instead}"

@@ -69,8 +69,8 @@ class Variable(Tensor):
         snapshot = Tensor._make(self._data, self._device)
         if _rec.anywhere:
             _rec.record_read(read_variable, self, snapshot)
-        if tracing.TRACER is not None:
-            tracing.TRACER.on_read(self, snapshot)
+        if tracing.ACTIVE and (tracer := tracing.current()) is not None:
+            tracer.on_read(self, snapshot)
         return snapshot
 
     def _new_value(self, v: Any, op: str) -> Any:
@@ -124,6 +124,6 @@ class Variable(Tensor):
         """The new (or added) value as an array; while tracing, the assignment becomes a graph node."""
         v = value._read() if isinstance(value, Variable) else value
         data = self._new_value(v, op)
-        if tracing.TRACER is not None:
-            tracing.TRACER.on_assign(self, op, v if isinstance(v, Tensor) else data)
+        if tracing.ACTIVE and (tracer := tracing.current()) is not None:
+            tracer.on_assign(self, op, v if isinstance(v, Tensor) else data)
         return data

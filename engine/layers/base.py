@@ -117,7 +117,7 @@ class Layer:
             with backend.device(x.device), tracing.init_scope():  # initial weights: not ops of a graph
                 self.build(x.shape)
             self.built = True
-        if tracing.TRACER is None:
+        if tracing.current() is None:
             y = self.call(x, training=training)
         else:
             with tracing.name_scope(self.name):  # graph mode: this layer's ops are dense_1/...

@@ -33,6 +33,6 @@ def copy_to_device(x: Tensor, device: backend.Device) -> Tensor:
     y = Tensor._make(backend.transfer(x._data, device), device)
     if _rec.anywhere and x.dtype.kind in "fc":
         _rec.record(_copy, (x,), y, {"device": device})
-    if tracing.TRACER is not None:
-        tracing.TRACER.on_op(_copy, (x,), y, {"device": device})
+    if tracing.ACTIVE and (tracer := tracing.current()) is not None:
+        tracer.on_op(_copy, (x,), y, {"device": device})
     return y

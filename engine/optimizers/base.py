@@ -180,8 +180,9 @@ class Optimizer:
                 f"{op}: no gradients provided for any variable (all were None). A None gradient means "
                 "the loss does not depend on that variable: check that the loss reads it."
             )
-        if tracing.TRACER is not None:  # eg.function: the updates become graph nodes
-            tracing.TRACER.on_optimizer_step(self, [(g if isinstance(g, Tensor) else a, v)
+        # eg.function: the updates become graph nodes
+        if tracing.ACTIVE and (tracer := tracing.current()) is not None:
+            tracer.on_optimizer_step(self, [(g if isinstance(g, Tensor) else a, v)
                                                     for (g, v), (a, _) in zip(given, checked)])
         lr = self.current_learning_rate()
         step = self._iterations + 1
