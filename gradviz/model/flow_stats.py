@@ -19,13 +19,15 @@ def summarise(rec: Recorder, stat: str, by: str = "layer") -> tuple[list[int], l
     """``(steps, names, values)``: ``values[i, j]`` is ``stat`` at ``steps[i]`` for layer/variable ``j``.
 
     By layer, the variables of a layer are combined exactly: the norm of the layer's whole gradient
-    (√Σ‖g‖²), the largest |g|, the size-weighted mean, and ‖Δw_layer‖ / ‖w_layer‖ for the ratio.
+    (√Σ‖g‖²), the largest |g|, the size-weighted mean, ‖Δw_layer‖ / ‖w_layer‖ for the ratio, and
+    ‖w_layer‖ (√Σ‖w‖²) for "weight_norm".
     Missing entries are NaN.
     """
     if by not in ("layer", "variable"):
         raise ValueError(f"flow: by must be 'layer' or 'variable', got {by!r}.")
-    if stat not in ("norm", "max", "mean", "update_ratio"):
-        raise ValueError(f"flow: unknown statistic {stat!r}; use norm, max, mean or update_ratio.")
+    if stat not in ("norm", "max", "mean", "update_ratio", "weight_norm"):
+        raise ValueError(f"flow: unknown statistic {stat!r}; use norm, max, mean, update_ratio or "
+                         "weight_norm.")
     steps = sorted({s for v in rec.variable_names for s in rec.gradient_stats(v)["step"]})
     row = {s: i for i, s in enumerate(steps)}
     groups = rec.layers() if by == "layer" else {v: [v] for v in rec.variable_names}
@@ -48,6 +50,8 @@ def summarise(rec: Recorder, stat: str, by: str = "layer") -> tuple[list[int], l
                 out = np.sqrt(np.sum(cols["norm"] ** 2, axis=1))
             elif stat == "max":
                 out = np.max(cols["max"], axis=1)
+            elif stat == "weight_norm":
+                out = np.sqrt(np.sum(cols["weight_norm"] ** 2, axis=1))
             elif stat == "mean":
                 out = np.sum(cols["mean"] * cols["size"], axis=1) / np.sum(cols["size"], axis=1)
             else:

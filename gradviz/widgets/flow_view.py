@@ -283,31 +283,13 @@ class FlowView(PlotWidget):
         self._update(art)
         return blitter.render()
 
-    def _weight_norms(self) -> np.ndarray:
-        """‖w‖ per layer/variable and step (√Σ‖w_i‖² over a layer's variables)."""
-        rec = self.recorder
-        steps, names, _ = self._summary("norm")
-        row = {s: i for i, s in enumerate(steps)}
-        groups = rec.layers() if self.by == "layer" else {v: [v] for v in rec.variable_names}
-        out = np.full((len(steps), len(names)), np.nan)
-        for j, members in enumerate(groups.values()):
-            total = np.zeros(len(steps))
-            for var in members:
-                st = rec.gradient_stats(var)
-                col = np.full(len(steps), np.nan)
-                for s, v in zip(st["step"], st.get("weight_norm", [])):
-                    col[row[s]] = v
-                total = total + col ** 2
-            out[:, j] = np.sqrt(total)
-        return out
-
     def _panel(self) -> str:
         from gradviz.render.plot import fmt
 
         steps, names, norms = self._summary("norm")
         ratios = self._summary("update_ratio")[2]
         maxes = self._summary("max")[2]
-        weights = self._weight_norms()
+        weights = self._summary("weight_norm")[2]
         k = self._index
         rows = []
         for j, name in enumerate(names):

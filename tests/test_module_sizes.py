@@ -1,0 +1,23 @@
+"""Small readable modules: no module of the engine or of gradviz is over 400 lines (developers' guide)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LIMIT = 400
+MODULES = sorted(
+    p for pkg in ("engine", "gradviz") for ext in ("*.py", "*.js") for p in (ROOT / pkg).rglob(ext)
+)
+
+
+def test_the_packages_have_modules():
+    assert len(MODULES) > 40
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_module_at_most_400_lines(path: Path):
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= LIMIT, f"{path.relative_to(ROOT)} has {lines} lines (limit {LIMIT}): split it by idea."
