@@ -8,7 +8,8 @@ work. VJPs may return a gradient of the broadcast shape; `unbroadcast` sums it b
 
 Each primitive also explains itself, for people and for gradviz: ``symbol`` (the label graphs draw),
 ``rule`` (its VJP as text, true to what the VJP computes), ``inputs`` (the names the rule uses),
-``elementwise`` and ``differentiable``. `eg.primitives` maps every name to its primitive.
+``elementwise``, ``differentiable`` and ``op_type`` (its TensorFlow op name, which graph mode's
+nodes carry). `eg.primitives` maps every name to its primitive.
 
 >>> import engine as eg
 >>> cube = Primitive("cube", lambda xp, x: x ** 3, vjps=[lambda g, y, x: g * 3 * x * x],
@@ -53,21 +54,24 @@ class Primitive:
       VJP is ``g`` times a local derivative of the same shape.
     - ``same_dtype``: tensor inputs must share one dtype (TensorFlow's rule; no silent promotion).
     - ``float_only``: inputs must be floating (exp of an int32 tensor is a TypeError).
+    - ``op_type``: the TensorFlow op this is (``"MatMul"``), the type of its `eg.function` graph nodes;
+      default the CamelCase of the name (``"log_softmax"`` → ``"LogSoftmax"``).
     - ``example``: ``(call, what it shows)``, appended to the docstring as a doctest.
 
     >>> import engine as eg
     >>> p = eg.primitives["multiply"]
-    >>> p.symbol, p.rule, p.elementwise
-    ('×', '∂a = g·b, ∂b = g·a', True)
+    >>> p.symbol, p.rule, p.elementwise, p.op_type
+    ('×', '∂a = g·b, ∂b = g·a', True, 'Mul')
     """
 
     __slots__ = ("name", "forward", "vjps", "same_dtype", "float_only", "inputs", "symbol", "rule",
-                 "elementwise", "__dict__")
+                 "elementwise", "op_type", "__dict__")
 
     def __init__(self, name: str, forward: Callable, vjps: Sequence[Callable] | Callable | None = None,
                  *, inputs: Sequence[str] = ("x",), rule: str | None = None, symbol: str | None = None,
                  elementwise: bool = False, same_dtype: bool = True, float_only: bool = False,
-                 doc: str | None = None, example: tuple[str, str] | None = None):
+                 op_type: str | None = None, doc: str | None = None,
+                 example: tuple[str, str] | None = None):
         if name in REGISTRY:
             raise ValueError(f"Primitive {name!r} exists already (eg.primitives[{name!r}]); "
                              "choose another name.")
@@ -83,6 +87,7 @@ class Primitive:
         self.symbol = symbol or name
         self.rule = rule or f"not differentiable: no gradient for {', '.join(self.inputs)}"
         self.elementwise = bool(elementwise)
+        self.op_type = op_type or "".join(part[:1].upper() + part[1:] for part in name.split("_"))
         self.__doc__ = doc or forward.__doc__
         if example is not None:  # (a call, what it shows): a doctest, run with the suite (engine.ops)
             self.__doc__ = f"{self.__doc__}\n\n>>> import engine as eg\n>>> {example[0]}\n{example[1]}\n"

@@ -6,9 +6,10 @@ function and parameters; Variable reads and assignments, random draws and optimi
 nodes that do the same thing to the live objects when the graph is replayed. A tensor the tracer has
 not seen (a Python number, a tensor made outside ``f``, ``ones_like``) becomes a ``Const`` node.
 
-Names: the op's TensorFlow name (``MatMul``) under the open `name_scope`s, made unique with ``_1``,
-``_2``; a Variable's first read is named after the Variable. While a ``tape.gradient`` call walks
-backwards, the ops each step performs are named under ``gradients/<forward op>_grad/``.
+Names: the op's TensorFlow name (the primitive's ``op_type``: ``MatMul``) under the open
+`name_scope`s, made unique with ``_1``, ``_2``; a Variable's first read is named after the Variable.
+While a ``tape.gradient`` call walks backwards, the ops each step performs are named under
+``gradients/<forward op>_grad/``.
 """
 
 from __future__ import annotations
@@ -25,24 +26,7 @@ from . import tracing
 from .graph import Node
 from .tensor import Tensor
 
-__all__ = ["Tracer", "op_type"]
-
-# TensorFlow's names for the ops whose name is not simply the CamelCase of the engine's.
-_TF_NAMES = {
-    "matmul": "MatMul", "conv2d": "Conv2D", "max_pool2d": "MaxPool", "avg_pool2d": "AvgPool",
-    "log1p": "Log1p", "getitem": "StridedSlice", "floordiv": "FloorDiv", "mod": "FloorMod",
-    "sum": "Sum", "mean": "Mean", "max": "Max", "min": "Min", "multiply": "Mul", "subtract": "Sub",
-    "divide": "RealDiv", "negative": "Neg", "copy_to_device": "Identity", "broadcast_to": "BroadcastTo",
-    "pow": "Pow", "expand_dims": "ExpandDims", "concat": "ConcatV2", "argmax": "ArgMax",
-    "argmin": "ArgMin", "relu_grad": "ReluGrad", "tanh_grad": "TanhGrad", "sigmoid_grad": "SigmoidGrad",
-    "sparse_softmax_cross_entropy": "SparseSoftmaxCrossEntropyWithLogits",
-}
-
-
-def op_type(name: str) -> str:
-    """The TensorFlow-style op type for an engine primitive name: ``matmul`` → ``MatMul``."""
-    return _TF_NAMES.get(name) or "".join(part[:1].upper() + part[1:] for part in name.split("_"))
-
+__all__ = ["Tracer"]
 
 class Tracer:
     """Records one trace. Used by `engine.function`; the engine's hooks call its ``on_*`` methods."""
@@ -133,7 +117,7 @@ class Tracer:
         ins = [self.node_for(t) for t in inputs]
         xp = y._device.xp
         fn = functools.partial(prim.forward, xp, **params)
-        self._add(op_type(prim.name), op_type(prim.name), "op", y, inputs=ins, fn=fn, primitive=prim,
+        self._add(prim.op_type, prim.op_type, "op", y, inputs=ins, fn=fn, primitive=prim,
                   params=params)
 
     def on_read(self, var: Any, snapshot: Any) -> Node:

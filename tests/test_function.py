@@ -543,3 +543,18 @@ def test_accumulation_refuses_to_be_traced():
 
     with pytest.raises(eg.TracingError, match="MultiSteps.*outside the traced function"):
         step(eg.constant(1.0))
+
+
+def test_graph_nodes_take_their_type_from_the_primitive():
+    """The TensorFlow op name lives on the Primitive (one place), and graph nodes carry it."""
+    import re
+
+    for name, prim in eg.primitives.items():
+        assert re.fullmatch(r"[A-Z][A-Za-z0-9]*", prim.op_type), (name, prim.op_type)
+    assert {eg.primitives[n].op_type for n in ("matmul", "multiply", "argmax", "negative", "concat")} == {
+        "MatMul", "Mul", "ArgMax", "Neg", "ConcatV2"}
+    graph = eg.function(lambda x: eg.matmul(x, x) * 2.0).get_graph(eg.ones((2, 2)))
+    ops = {n.op for n in graph.nodes if n.kind == "op"}
+    assert ops == {"MatMul", "Mul"}
+    node_ops = {n.op: n for n in graph.nodes}
+    assert node_ops["MatMul"].primitive.op_type == "MatMul"

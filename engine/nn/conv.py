@@ -80,6 +80,7 @@ _conv2d = Primitive(
     rule="∂x = conv2d_backprop_input(g, w), ∂w = conv2d_backprop_filter(x, g)",
     float_only=True,
     doc="Convolution of NHWC x with HWIO filters w (im2col + one matmul).",
+    op_type="Conv2D",
 )
 
 # <conv2d(x, w), g> = <x, backprop_input(g, w)> = <w, backprop_filter(x, g)>: each VJP below is

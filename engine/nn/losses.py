@@ -175,4 +175,5 @@ _sparse_xent = Primitive(
     inputs=("logits", "labels"),
     rule="∂logits = g·(softmax(logits) − labels), ∂labels = none (labels are data)",
     doc="logsumexp(logits) - sum(one_hot * logits) along the last axis.",
+    op_type="SparseSoftmaxCrossEntropyWithLogits",
 )

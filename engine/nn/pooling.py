@@ -81,6 +81,7 @@ _max_pool = Primitive(
     vjps=[lambda g, y, x, **p: _max_backprop(g, x, **p)],
     rule="∂x = max_pool2d_backprop(g, x): g routed to each window's (first) maximum",
     doc="Max over each window of NHWC x.",
+    op_type="MaxPool",
 )
 _max_backprop = Primitive(
     "max_pool2d_backprop", _max_backprop_forward,
@@ -126,6 +127,7 @@ _avg_pool = Primitive(
     rule="∂x = avg_pool2d_backprop(g): each window's g spread evenly over its pixels",
     float_only=True,
     doc="Mean over each window of NHWC x (padding not counted).",
+    op_type="AvgPool",
 )
 _avg_backprop = Primitive(
     "avg_pool2d_backprop", _avg_backprop_forward,

@@ -29,6 +29,7 @@ subtract = Primitive(
     inputs=("a", "b"), rule="∂a = g, ∂b = −g", symbol="−", elementwise=True,
     doc="a - b, elementwise with broadcasting.",
     example=('eg.subtract([5.0, 2.0], 1.0).numpy()', 'array([4., 1.], dtype=float32)'),
+    op_type="Sub",
 )
 
 multiply = Primitive(
@@ -38,6 +39,7 @@ multiply = Primitive(
     inputs=("a", "b"), rule="∂a = g·b, ∂b = g·a", symbol="×", elementwise=True,
     doc="a * b, elementwise with broadcasting.",
     example=('eg.multiply([1.0, 2.0], [3.0, 4.0]).numpy()', 'array([3., 8.], dtype=float32)'),
+    op_type="Mul",
 )
 
 divide = Primitive(
@@ -47,6 +49,7 @@ divide = Primitive(
     inputs=("a", "b"), rule="∂a = g/b, ∂b = −g·a/b²", symbol="÷", elementwise=True,
     doc="a / b (true division: int / int gives float64, as in NumPy and TensorFlow).",
     example=('eg.divide([1.0, 3.0], 2.0).numpy()', 'array([0.5, 1.5], dtype=float32)'),
+    op_type="RealDiv",
 )
 
 floordiv = Primitive(
@@ -54,6 +57,7 @@ floordiv = Primitive(
     inputs=("a", "b"), symbol="//", elementwise=True,
     doc="a // b, rounded towards minus infinity. Not differentiable (piecewise constant): gradient None.",
     example=('eg.floordiv([7, -7], 2).numpy()', 'array([ 3, -4], dtype=int32)'),
+    op_type="FloorDiv",
 )
 
 mod = Primitive(
@@ -63,6 +67,7 @@ mod = Primitive(
     inputs=("a", "b"), rule="∂a = g, ∂b = −g·floor(a/b)", symbol="%", elementwise=True,
     doc="a % b with the sign of b (Python's and TensorFlow's floor modulo). d/da = 1, d/db = -floor(a/b).",
     example=('eg.mod([7, -7], 3).numpy()', 'array([1, 2], dtype=int32)'),
+    op_type="FloorMod",
 )
 
 

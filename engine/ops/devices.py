@@ -16,6 +16,7 @@ _copy = Primitive(
     "copy_to_device", lambda xp, x, device: backend.transfer(x, device),
     vjps=[lambda g, y, x, device: copy_to_device(g, device=x._device)],
     rule="∂x = g copied back to x's device", elementwise=True, same_dtype=False,
+    op_type="Identity",
 )
 
 

@@ -13,15 +13,15 @@ from ..creation import zeros_like
 from ..primitive import Primitive
 
 
-def _unary(name, forward, vjp, doc, *, rule, symbol=None, float_only=True, example=None):
+def _unary(name, forward, vjp, doc, *, rule, symbol=None, float_only=True, op_type=None, example=None):
     return Primitive(name, forward, vjps=None if vjp is None else [vjp], rule=rule, symbol=symbol,
-                     elementwise=True, float_only=float_only, doc=doc, example=example)
+                     elementwise=True, float_only=float_only, op_type=op_type, doc=doc, example=example)
 
 
 negative = _unary("negative", lambda xp, x: -x,
                   lambda g, y, x: negative(g),
                   "-x.", float_only=False,
-                  rule="∂x = −g", symbol="neg",
+                  rule="∂x = −g", symbol="neg", op_type="Neg",
                   example=('eg.negative([1.0, -2.0]).numpy()', 'array([-1.,  2.], dtype=float32)'))
 abs = _unary("abs", lambda xp, x: xp.abs(x),  # noqa: A001
              lambda g, y, x: g * sign(x),

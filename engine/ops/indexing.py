@@ -57,6 +57,7 @@ _getitem = Primitive(
     "getitem", lambda xp, x, key: x[key],
     vjps=[lambda g, y, x, key: _scatter(g, key=key, shape=x.shape)],
     rule="∂x = zeros shaped like x with g added at [key] (repeated indices add up)",
+    op_type="StridedSlice",
 )
 
 

@@ -40,6 +40,7 @@ _matmul = Primitive(
           lambda g, y, a, b: _matmul(_swap_last(a), g)],   # dL/dB = Aᵀ G
     inputs=("a", "b"), rule="∂a = g @ bᵀ, ∂b = aᵀ @ g", symbol="@",
     doc="Matrix product of the last two axes; leading (batch) axes broadcast.",
+    op_type="MatMul",
 )
 
 

@@ -125,7 +125,7 @@ prod = _reducer(_prod, "Product over ``axis``. Gradient: the product of the othe
 
 def _arg(name, fn):
     prim = Primitive(name, lambda xp, x, axis: getattr(xp, fn)(x, axis=axis).astype("int64"),
-                     symbol=name, same_dtype=False)
+                     symbol=name, same_dtype=False, op_type=f"Arg{fn[3:].capitalize()}")
 
     def arg(x: Any, axis: int | None = None) -> Tensor:
         x = convert_to_tensor(x)

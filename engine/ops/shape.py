@@ -145,7 +145,8 @@ def _concat_vjp(i, g, y, *inputs, axis):
 
 
 _concat = Primitive("concat", lambda xp, *xs, axis: xp.concatenate(xs, axis=axis), vjps=_concat_vjp,
-                    inputs=("xs",), rule="∂xs[i] = the slice of g where xs[i] was placed along axis")
+                    inputs=("xs",), rule="∂xs[i] = the slice of g where xs[i] was placed along axis",
+                    op_type="ConcatV2")
 
 
 def concat(values: Sequence[Any], axis: int = 0) -> Tensor:
