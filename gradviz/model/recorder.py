@@ -334,7 +334,7 @@ class Recorder:
         """
         from matplotlib.ticker import MaxNLocator
 
-        from gradviz.render.plot import log_axis, new_figure, palette, style_axes
+        from gradviz.render.plot import log_axis, new_figure, palette, plain_texts, style_axes
 
         chosen = list(names) if names is not None else self.scalar_names
         missing = [n for n in chosen if n not in self._scalars]
@@ -373,5 +373,5 @@ class Recorder:
                     ax.axvline(s, color=colors["bad"], lw=0.8, ls=":")
                 ax.text(0.98, 0.95, f"{len(bad)} non-finite", transform=ax.transAxes, ha="right",
                         va="top", color=colors["bad"], fontsize=8)
-        fig.tight_layout()
+        plain_texts(fig).tight_layout()  # scalar names drawn as written (no math text)
         return fig

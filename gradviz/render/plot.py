@@ -72,8 +72,28 @@ def style_axes(ax: Any, theme: str | None = None) -> None:
     ax.set_axisbelow(True)
 
 
+def plain_texts(fig: Any) -> Any:
+    """``fig`` with every text shown as written: matplotlib's math text ("$...$") off for all its texts
+    (titles, tick labels, legends, notes), so a name such as ``w$1$`` or ``a_b^{c}`` is drawn as it is
+    and cannot break the drawing. gradviz's own labels use no math text. Every render site calls this
+    (`png_bytes`, `svg_text`, `Blitter`, `gradviz.render.svg_layers.artists_svg`, the graph PNG
+    renderer, ``Recorder.plot``), so no label needs escaping where it is made. Returns ``fig``.
+
+    >>> fig = new_figure((2, 1))
+    >>> t = fig.text(0.1, 0.5, "cost $w$ and \\alpha_{1}")
+    >>> "cost $w$" in svg_text(plain_texts(fig)), t.get_parse_math()
+    (True, False)
+    """
+    from matplotlib.text import Text
+
+    for text in fig.findobj(Text):
+        text.set_parse_math(False)
+    return fig
+
+
 def png_bytes(fig: Any, dpi: float | None = None) -> bytes:
     """The figure as PNG bytes (Agg; no pyplot)."""
+    plain_texts(fig)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi or fig.dpi, facecolor=fig.get_facecolor())
     return buffer.getvalue()
@@ -81,6 +101,7 @@ def png_bytes(fig: Any, dpi: float | None = None) -> bytes:
 
 def svg_text(fig: Any) -> str:
     """The figure as SVG text."""
+    plain_texts(fig)
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", facecolor=fig.get_facecolor())
     return buffer.getvalue()
@@ -166,6 +187,7 @@ class Blitter:
         import numpy as np
 
         canvas = self.fig.canvas
+        plain_texts(self.fig)  # a text made since the last frame (a new legend) is plain too
         if self._background is None:
             canvas.draw()
             self._background = canvas.copy_from_bbox(self.fig.bbox)

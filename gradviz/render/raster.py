@@ -37,6 +37,9 @@ def svg_to_png(svg: str, scale: float = 2.0) -> bytes:
     ax.set_axis_off()
     sx, sy = (width / vb[2] if vb[2] else 1.0), (height / vb[3] if vb[3] else 1.0)
     _draw(ax, root, (1.0, 1.0, 0.0, 0.0), min(sx, sy))
+    from gradviz.render.plot import plain_texts  # noqa: PLC0415
+
+    plain_texts(fig)  # node labels are user names: drawn as written, never as math text
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=72 * scale, pil_kwargs={"compress_level": 2})
     return buf.getvalue()

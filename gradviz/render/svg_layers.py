@@ -83,6 +83,9 @@ def artists_svg(fig: Any, artists: Sequence[Any]) -> str:
 
     from matplotlib.backends.backend_svg import RendererSVG  # noqa: PLC0415
 
+    from gradviz.render.plot import plain_texts  # noqa: PLC0415
+
+    plain_texts(fig)
     buffer = io.StringIO()
     dpi = fig.dpi
     width, height = fig.get_size_inches()
