@@ -23,7 +23,7 @@ from . import config, data, layers, nest, nn, optimizers, random, training
 from .backend import device, gpu_available, list_devices, memory_info
 from .backward import BackwardStep, backward_steps
 from .clipping import clip_by_global_norm, clip_by_norm, clip_by_value, global_norm, norm
-from .function import Function, function
+from .function import RETRACE_WARNING, Function, RetracingWarning, function
 from .functional import (
     grad,
     gradients_function,
@@ -47,7 +47,8 @@ int32, int64, bool_ = _np.dtype("int32"), _np.dtype("int64"), _np.dtype("bool")
 
 __version__ = "0.1.0"
 __all__ = [
-    "Function", "Graph", "GraphTensor", "TracingError", "function", "name_scope",
+    "Function", "Graph", "GraphTensor", "RETRACE_WARNING", "RetracingWarning", "TracingError", "function",
+    "name_scope",
     "BackwardStep", "GradientTape", "Primitive", "Record", "Tensor", "active_tapes", "backward_steps",
     "Variable", "as_dtype", "config", "constant",
     "convert_to_tensor", "device", "gpu_available", "grad", "gradients_function", "implicit_gradients",

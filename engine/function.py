@@ -12,6 +12,8 @@ tracing. Variables are captured by reference: their current values are read, and
 no fixed value: ``bool(t)``, ``t.numpy()`` and ``t.item()`` raise `engine.tracing.TracingError`; use
 ``eg.where`` for choices, or pass Python values as arguments (each new value traces again).
 Called while a `GradientTape` outside it records, the function runs eagerly so the tape sees its ops.
+A function that keeps tracing (its 6th trace, `RETRACE_WARNING`) warns with a `RetracingWarning` that
+names the argument whose signature changed, because replaying is the point and each trace is slow.
 
 >>> import engine as eg
 >>> @eg.function
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -45,7 +48,24 @@ from .replay import Plan
 from .tensor import Tensor
 from .trace import Tracer
 
-__all__ = ["function", "Function"]
+__all__ = ["function", "Function", "RetracingWarning", "RETRACE_WARNING"]
+
+RETRACE_WARNING = 5  # a function's trace after this many warns: it probably retraces on every call
+
+
+class RetracingWarning(UserWarning):
+    """An `eg.function` traced again and again: a Python value or a shape changes on every call.
+
+    >>> import warnings
+    >>> import engine as eg
+    >>> f = eg.function(lambda x, scale: x * scale)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     for k in range(eg.RETRACE_WARNING + 1):
+    ...         _ = f(eg.constant(1.0), float(k))
+    >>> "'scale'" in str(caught[0].message), f.trace_count
+    (True, 6)
+    """
 
 
 def function(f: Callable | None = None, *, name: str | None = None) -> Any:
@@ -93,8 +113,37 @@ class Function:
         key = _signature(args, kwargs, leaves)
         concrete = self._traces.get(key)
         if concrete is None:
+            if self.trace_count == RETRACE_WARNING:
+                warnings.warn(self._retracing_message(key), RetracingWarning, stacklevel=2)
             return self._trace(key, args, kwargs, leaves, keep_effects=True)[1]
         return concrete.call(leaves)
+
+    def _retracing_message(self, key: Any) -> str:
+        """Which argument's part of the signature differs from the last trace's, and what to do."""
+        last = next(reversed(self._traces))
+        (_, old_args), (_, old_kwargs), old_device = last
+        (_, new_args), (_, new_kwargs), new_device = key
+        changed = []
+        for i, (old, new) in enumerate(zip(old_args, new_args)):
+            if old != new:
+                name = self._positional[i] if i < len(self._positional) else self._varargs
+                changed.append(_describe_change(name, old, new))
+        old_kw, new_kw = dict(old_kwargs), dict(new_kwargs)
+        for name in sorted(set(old_kw) | set(new_kw)):
+            if old_kw.get(name) != new_kw.get(name):
+                changed.append(_describe_change(name, old_kw.get(name), new_kw.get(name)))
+        if len(old_args) != len(new_args):
+            changed.append(f"the number of positional arguments ({len(old_args)} → {len(new_args)})")
+        if old_device != new_device:
+            changed.append(f"the current device ({old_device} → {new_device})")
+        what = "; ".join(changed) or "the signature"
+        return (
+            f"eg.function {self.name!r} is tracing for the {RETRACE_WARNING + 1}th time: each new "
+            f"signature runs the Python code again and builds a new graph, which is slow. What changed "
+            f"since the last trace: {what}. Pass values that change from call to call as tensors "
+            "(eg.constant(x)) rather than Python numbers, keep shapes fixed (pad batches), and create the "
+            "function once, outside loops."
+        )
 
     def get_graph(self, *args: Any, **kwargs: Any) -> Graph:
         """The graph for this signature, tracing it if needed (undoing the trace's Variable updates, so
@@ -219,6 +268,19 @@ def _key(v: Any, leaves: list[Any]) -> Any:
             "it cannot be part of a trace's signature. Pass tensors, arrays, or hashable Python values."
         ) from None
     return (type(v).__name__, v)
+
+
+def _describe_change(name: str, old: Any, new: Any) -> str:
+    """One argument's signature change, in words: ``'lr' (a Python float: 0.1 → 0.2)``."""
+    if old is None or new is None:
+        return f"{name!r} ({'added' if old is None else 'left out'})"
+    if old[0] == new[0] == "Tensor":
+        parts = [f"{w} {a} → {b}" for w, a, b in zip(("shape", "dtype", "device"), old[1:], new[1:])
+                 if a != b]
+        return f"{name!r} (a tensor: {', '.join(parts)})"
+    if old[0] == new[0] and old[0] not in ("tuple", "list", "dict", "Variable"):
+        return f"{name!r} (a Python {old[0]}: {old[1]!r} → {new[1]!r})"
+    return f"{name!r} ({old[0]} → {new[0]})" if old[0] != new[0] else f"{name!r} (its contents)"
 
 
 def _count_leaves(v: Any) -> int:

@@ -3,6 +3,7 @@ or name. Each semantic of API.md's "graph mode" section has a test here."""
 
 from __future__ import annotations
 
+import warnings
 import weakref
 
 import numpy as np
@@ -558,3 +559,31 @@ def test_graph_nodes_take_their_type_from_the_primitive():
     assert ops == {"MatMul", "Mul"}
     node_ops = {n.op: n for n in graph.nodes}
     assert node_ops["MatMul"].primitive.op_type == "MatMul"
+
+
+def test_a_function_that_keeps_tracing_warns_and_names_what_changed():
+    f = eg.function(lambda x, lr: x * lr)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for k in range(eg.RETRACE_WARNING):
+            f(eg.constant(1.0), 0.5 * k)
+        assert not caught  # five traces: quiet
+        f(eg.constant(1.0), 7.0)
+        f(eg.constant(1.0), 8.0)  # warned once per function, not on every later trace
+    assert [w.category for w in caught] == [eg.RetracingWarning]
+    message = str(caught[0].message)
+    assert "'lr' (a Python float: 2.0 → 7.0)" in message and "eg.constant" in message
+    assert caught[0].filename == __file__  # points at the caller's line
+
+
+def test_retracing_on_shapes_names_the_shape_change_and_tensors_do_not_retrace():
+    g = eg.function(lambda x: x * 2.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in range(1, eg.RETRACE_WARNING + 2):
+            g(eg.ones(n))
+        h = eg.function(lambda x, lr: x * lr)
+        for k in range(20):
+            h(eg.constant(1.0), eg.constant(0.1 * k))  # a tensor learning rate: one trace
+    assert len(caught) == 1 and "'x' (a tensor: shape (5,) → (6,))" in str(caught[0].message)
+    assert h.trace_count == 1
