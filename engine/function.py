@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from . import backend, nest, tracing
+from . import random as _random
 from . import recording as _rec
 from .graph import Graph, Node
 from .replay import Plan
@@ -146,8 +147,9 @@ class Function:
         )
 
     def get_graph(self, *args: Any, **kwargs: Any) -> Graph:
-        """The graph for this signature, tracing it if needed (undoing the trace's Variable updates, so
-        that asking for the graph does not take a training step)."""
+        """The graph for this signature, tracing it if needed (undoing the trace's Variable updates and
+        random draws, so that asking for the graph neither takes a training step nor changes the numbers
+        later random ops draw)."""
         leaves: list[Any] = []
         key = _signature(args, kwargs, leaves)
         concrete = self._traces.get(key)
@@ -178,15 +180,17 @@ class Function:
         args2, kwargs2 = _replace_leaves((args, kwargs), placeholders)
         inputs = list(tracer.nodes)
         saved = tracer.saved
+        random_state = _random._get_state()
         try:
             with tracing.active(tracer):
                 result = self.python_function(*args2, **kwargs2)
                 flat = nest.flatten(result)
                 out_nodes = [tracer.node_for(t) if isinstance(t, Tensor) else None for t in flat]
         finally:
-            if not keep_effects:
+            if not keep_effects:  # get_graph: undo the trace's assignments and random draws
                 for obj, attr, value in reversed(saved):
                     setattr(obj, attr, value)
+                _random._set_state(random_state)
         template = nest.pack_like(result, [n.output if n is not None else leaf
                                            for n, leaf in zip(out_nodes, flat)])
         graph = Graph(f"{self.name}_{self.trace_count}" if self.trace_count else self.name,

@@ -43,6 +43,18 @@ def set_seed(seed: int | None) -> None:
     _rng = np.random.default_rng(seed)
 
 
+def _get_state() -> tuple[Any, ...]:
+    """The global random state (seed, generator and its position), for `_set_state` to put back."""
+    return (_global_seed, _rng, _rng.bit_generator.state)
+
+
+def _set_state(state: tuple[Any, ...]) -> None:
+    """Put back what `_get_state` returned: later draws are as if nothing had been drawn since."""
+    global _global_seed, _rng
+    _global_seed, _rng, position = state
+    _rng.bit_generator.state = position
+
+
 def generator(seed: int | None = None) -> np.random.Generator:
     """The NumPy generator an op with this ``seed`` draws from.
 

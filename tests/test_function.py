@@ -587,3 +587,26 @@ def test_retracing_on_shapes_names_the_shape_change_and_tensors_do_not_retrace()
             h(eg.constant(1.0), eg.constant(0.1 * k))  # a tensor learning rate: one trace
     assert len(caught) == 1 and "'x' (a tensor: shape (5,) → (6,))" in str(caught[0].message)
     assert h.trace_count == 1
+
+
+def test_get_graph_leaves_the_random_sequence_where_it_was():
+    f = eg.function(lambda x: x + eg.random.normal(x.shape))
+    eg.random.set_seed(3)
+    want = eg.random.normal((4,)).numpy()
+    eg.random.set_seed(3)
+    f.get_graph(eg.zeros(4))  # traces (and draws) without keeping its effects
+    assert (eg.random.normal((4,)).numpy() == want).all()
+    eg.random.set_seed(None)
+
+
+def test_get_graph_undoes_a_set_seed_inside_the_function():
+    def f(x):
+        eg.random.set_seed(99)
+        return x + eg.random.uniform(x.shape)
+
+    eg.random.set_seed(5)
+    want = eg.random.uniform((3,)).numpy()
+    eg.random.set_seed(5)
+    eg.function(f).get_graph(eg.zeros(3))
+    assert (eg.random.uniform((3,)).numpy() == want).all()
+    eg.random.set_seed(None)
