@@ -12,6 +12,9 @@ not. Unlike a plain nbconvert export, a page loads nothing from a CDN: RequireJS
 HTML manager, the widget modules' bundles and MathJax are copied into ``<out>/_static/`` (see
 page_assets.py; the first run needs npm), and each widget output shows its static picture (the
 output's HTML / SVG / PNG) until the live widget has rendered, or for good where JavaScript is off.
+A gradviz widget's output carries its picture once, in the widget state, with a short notice as its
+HTML; the export draws that output's static picture back from the saved state
+(`restore_static_pictures`).
 
 Links between lessons (``01_tensors_and_devices.ipynb``) are rewritten to the exported pages
 (``01_tensors_and_devices.html``). ``index.html`` lists every page in the output folder, so
@@ -41,6 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = Path(__file__).resolve().parent / "html_template"
 CELL_TIMEOUT_S = 120
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+VIEW = "application/vnd.jupyter.widget-view+json"
 LOCAL_NOTEBOOK_HREF = re.compile(r'href="([^":?#]+)\.ipynb(#[^"]*)?"')
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -83,6 +87,30 @@ def execute(nb: nbformat.NotebookNode, cwd: Path, timeout: int) -> None:
                 client._cleanup_kernel()  # we passed our own kernel manager: nbclient leaves it running
 
 
+def restore_static_pictures(nb: nbformat.NotebookNode) -> int:
+    """Give each gradviz widget output whose ``text/html`` is only a notice (its picture is carried once,
+    in the widget's state) the static picture drawn from that saved state, so the page shows it before
+    the widget renders and where JavaScript is off. Returns how many outputs got one."""
+    try:
+        from gradviz.widgets.static_state import NOTICE_MARK, static_html
+    except ImportError:  # gradviz not importable here: the notices stay
+        return 0
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    restored = 0
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            view, fallback = data.get(VIEW), data.get("text/html")
+            if not isinstance(view, dict) or not isinstance(fallback, str) or NOTICE_MARK not in fallback:
+                continue
+            model = state.get(view.get("model_id"), {}).get("state", {})
+            picture = static_html(model) if isinstance(model, dict) else None
+            if picture:
+                data["text/html"] = picture
+                restored += 1
+    return restored
+
+
 def widget_modules(nb: nbformat.NotebookNode) -> set[str]:
     """The JavaScript modules (npm names) of every widget model and view in ``nb``'s saved state."""
     state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
@@ -121,6 +149,7 @@ def export(path: Path, out_dir: Path, timeout: int = CELL_TIMEOUT_S) -> Path:
     """Execute the notebook at ``path`` and write ``out_dir/<name>.html``; return that path."""
     nb = nbformat.read(path, as_version=4)
     execute(nb, path.parent, timeout)
+    restore_static_pictures(nb)
     nb.metadata["title"] = notebook_title(nb, path.stem)
     body = to_html(nb, path.stem, out_dir)
     body = LOCAL_NOTEBOOK_HREF.sub(lambda m: f'href="{m.group(1)}.html{m.group(2) or ""}"', body)

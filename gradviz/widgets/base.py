@@ -91,8 +91,13 @@ class View(traitlets.HasTraits):
             return None
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        """The live widget where a widget manager can show it, with the static HTML as fallback."""
-        bundle: dict[str, Any] = {"text/plain": repr(self), "text/html": self.to_html()}
+        """The live widget where a widget manager can show it, with a static fallback: the picture is
+        carried once, so where the widget's state holds it (the graph and kernel-free widgets) the
+        fallback is a short notice, and exported pages draw the static picture from the state
+        (`gradviz.widgets.static_state`); otherwise the static HTML."""
+        from gradviz.widgets.static_state import holds_picture, notice_html  # noqa: PLC0415
+
+        bundle: dict[str, Any] = {"text/plain": repr(self)}
         try:
             live = self.widget._repr_mimebundle_(include=include, exclude=exclude)
         except ImportError:
@@ -101,6 +106,7 @@ class View(traitlets.HasTraits):
             live = live[0]
         if live:
             bundle.update({k: v for k, v in live.items() if k != "text/plain"})
+        bundle["text/html"] = notice_html(self) if live and holds_picture(self._widget) else self.to_html()
         return bundle
 
     def save(self, path: str | Path, scale: float = 2.0) -> Path:
@@ -147,6 +153,7 @@ def svg_widget_class() -> type:
         import traitlets  # noqa: PLC0415
 
         class SvgWidget(anywidget.AnyWidget):
+            gv_state_holds_picture = True  # the output's fallback is a notice (static_state)
             _esm = Path(__file__).with_name("svg_view.js")
             svg = traitlets.Unicode("").tag(sync=True)
             panel = traitlets.Unicode("").tag(sync=True)

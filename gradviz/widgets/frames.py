@@ -170,6 +170,7 @@ def frames_widget_class() -> type:
         import traitlets  # noqa: PLC0415
 
         class FramesWidget(anywidget.AnyWidget):
+            gv_state_holds_picture = True  # the output's fallback is a notice (static_state)
             _esm = Path(__file__).with_name("frames_view.js")
             kind = traitlets.Unicode("").tag(sync=True)
             title = traitlets.Unicode("").tag(sync=True)

@@ -1,0 +1,108 @@
+"""A widget's picture carried once: the notebook output's HTML is a short notice, the picture lives in the
+widget's state, and `static_html` draws the static picture back from that state where a page needs it
+without JavaScript (``tools/export_html.py`` puts it under each widget of an exported page).
+
+A gradviz widget's notebook output is its live view plus a ``text/html`` fallback. The state of the
+graph widget (``svg``) and of the kernel-free widgets (``picture`` and its ``layers``) already holds the
+picture, so the fallback repeating it doubled every saved or exported output. `notice_html` is what the
+output carries instead; `static_html` rebuilds what the front end (svg_view.js, frames_view.js) shows
+first, from the saved state alone.
+
+>>> state = {"svg": '<svg><g id="n1" class="node"><text>x</text></g></svg>', "panel": "<i>click</i>"}
+>>> static_html(state).endswith("</svg><i>click</i></div>")
+True
+>>> static_html({"something": "else"}) is None
+True
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from gradviz.widgets.base import esc
+
+__all__ = ["NOTICE_MARK", "notice_html", "static_html", "holds_picture"]
+
+#: The attribute that marks a notice in a notebook output (what tools/export_html.py looks for).
+NOTICE_MARK = "data-gv-notice"
+
+
+def holds_picture(widget: Any) -> bool:
+    """Whether ``widget``'s own state holds its picture (the graph widget, the kernel-free widgets)."""
+    return bool(getattr(type(widget), "gv_state_holds_picture", False))
+
+
+def notice_html(view: Any) -> str:
+    """The short ``text/html`` of a widget output whose picture is in the widget's state."""
+    return (
+        f'<div class="gradviz gradviz-notice" {NOTICE_MARK}="1" style="font-size:12px;opacity:.8">'
+        f"{esc(repr(view))}: an interactive gradviz widget. Its picture is in the widget's state: it shows "
+        "in JupyterLab (run the cell) and in pages exported with the widget state (make html).</div>"
+    )
+
+
+def static_html(state: dict[str, Any]) -> str | None:
+    """The static picture of a gradviz widget from its saved ``state`` (None: not a gradviz widget).
+
+    The graph widget: its SVG and panel. A kernel-free widget: its picture with every layer filled at
+    the saved control positions, the panel under it, and the controls' positions in words.
+    """
+    if isinstance(state.get("svg"), str) and "layers" not in state:
+        panel = state.get("panel") or ""
+        return f'<div class="gradviz gradviz-graph gradviz-static">{state["svg"]}{panel}</div>'
+    if isinstance(state.get("picture"), str) and isinstance(state.get("layers"), list):
+        return _frames_html(state)
+    return None
+
+
+def _frames_html(state: dict[str, Any]) -> str:
+    from gradviz.render.svg import restyle  # noqa: PLC0415
+
+    index = state.get("index") or {}
+    picture = state["picture"]
+    panel = []
+    for layer in state["layers"]:
+        key = ",".join(str(index.get(name, 0)) for name in layer.get("deps", []))
+        content = (layer.get("frames") or {}).get(key)
+        kind = layer.get("type")
+        if kind == "html":
+            panel.append(content or "")
+        elif kind == "patch" and content:
+            shapes = {sid: change.get("shapes") or {} for sid, change in content.items()}
+            texts = {sid: change.get("texts") or {} for sid, change in content.items()}
+            picture = restyle(picture, shapes, texts)
+        elif kind == "trace":
+            shown = index.get(layer["reveal"], 0) + 1 if layer.get("reveal") else None
+            picture = _fill(picture, layer["name"], _trace_svg(content, shown))
+        elif kind == "svg":
+            picture = _fill(picture, layer["name"], content or "")
+    positions = []
+    for control in state.get("controls") or []:
+        labels = control.get("labels") or []
+        k = index.get(control["name"], 0)
+        shown = labels[k] if 0 <= k < len(labels) else str(k)
+        positions.append(f"{esc(control.get('label') or control['name'])}: {esc(shown)}")
+    title = f"<b>{esc(state['title'])}</b>" if state.get("title") else ""
+    where = f'<div style="font-size:12px;opacity:.75">{" · ".join(positions)}</div>' if positions else ""
+    return (f'<div class="gradviz gradviz-static" data-gv-static="{esc(state.get("kind") or "frames")}">'
+            f"{title}{where}{picture}{''.join(panel)}</div>")
+
+
+def _fill(picture: str, name: str, content: str) -> str:
+    """``picture`` with ``content`` inside its empty ``<g|div data-gv-layer="name">`` slot."""
+    slot = re.compile(rf'(<(g|div) data-gv-layer="{re.escape(name)}"[^>]*>)(</\2>)')
+    return slot.sub(lambda m: m.group(1) + content + m.group(3), picture, count=1)
+
+
+def _trace_svg(trace: Any, shown: int | None) -> str:
+    if not trace or not trace.get("points"):
+        return ""
+    points = trace["points"][: max(1, shown)] if shown is not None else trace["points"]
+    color = esc(str(trace.get("color") or "currentColor"))
+    width = float(trace.get("width") or 1.8)
+    x, y = points[-1]
+    path = " ".join(f"{float(px)},{float(py)}" for px, py in points)
+    return (f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="{width}" '
+            f'stroke-linejoin="round"/><circle cx="{float(x)}" cy="{float(y)}" '
+            f'r="{float(trace.get("radius") or 3.5)}" fill="{color}"/>')
