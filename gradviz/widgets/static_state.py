@@ -18,9 +18,8 @@ True
 from __future__ import annotations
 
 import re
+from html import escape as esc
 from typing import Any
-
-from gradviz.widgets.base import esc
 
 __all__ = ["NOTICE_MARK", "notice_html", "static_html", "holds_picture"]
 
