@@ -23,8 +23,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from gradviz.model.graph_model import GraphModel, Node
 from gradviz.render import fmt
+from gradviz.render.array_panel import array_text
 from gradviz.render.theme import Palette, palette
 
 __all__ = ["Drawing", "to_dot", "escape_text", "escape_record", "DEFAULT_SHOW", "MAX_DRAWN_NODES"]
@@ -294,10 +297,15 @@ def _tensor_tooltip(n: Node) -> str:
         f"shape {fmt.shape_text(n.shape)} {n.dtype} on {n.device}",
     ]
     if n.value is not None:
-        lines += ["value:", fmt.full(n.value, threshold=120)]
+        lines += ["value:", _tip_array(n.value)]
     if n.grad is not None:
-        lines += ["gradient:", fmt.full(n.grad, threshold=120)]
+        lines += ["gradient:", _tip_array(n.grad)]
     return "\n".join(lines)
+
+
+def _tip_array(a: Any) -> str:
+    """An array in a tooltip: whole up to 120 values, else its summary and first values."""
+    return fmt.full(a, threshold=120) if np.size(a) <= 120 else array_text(a)
 
 
 def _depth(model: GraphModel) -> int:

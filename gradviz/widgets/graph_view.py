@@ -22,6 +22,7 @@ from typing import Any
 
 from gradviz.model.graph_model import COLLAPSE_THRESHOLD, GraphModel, Node, build_model
 from gradviz.render import fmt
+from gradviz.render.array_panel import array_html
 from gradviz.render.dot import DEFAULT_SHOW, Drawing, to_dot
 from gradviz.render.graphviz import render_svg
 from gradviz.render.svg import restyle, strip_prolog
@@ -354,10 +355,10 @@ def node_info(n: Node, model: GraphModel) -> str:
         rows.append(("scope", esc(n.scope)))
     body = info_table(rows)
     if n.value is not None:
-        body += f"<div>value</div><pre>{esc(fmt.full(n.value))}</pre>"
+        body += f"<div>value</div>{array_html(n.value)}"
     if n.dtype.startswith(("float", "complex")):
-        grad = esc(fmt.full(n.grad)) if n.grad is not None else "None"
-        body += f"<div>gradient (d target / d this)</div><pre>{grad}</pre>"
+        grad = array_html(n.grad) if n.grad is not None else "<pre>None</pre>"
+        body += f"<div>gradient (d target / d this)</div>{grad}"
     title = esc(n.name) if n.name else f"tensor #{n.uid}"
     return f"<div><b>{title}</b>{body}</div>"
 

@@ -21,6 +21,7 @@ from typing import Any
 from gradviz.model import tapeinfo
 from gradviz.model.explain import explain_none, variable_reads
 from gradviz.render import fmt
+from gradviz.render.array_panel import array_html
 from gradviz.widgets.base import View, esc
 
 __all__ = ["tape", "TapeView"]
@@ -98,7 +99,7 @@ class TapeView(View):
         d = r.to_dict()
         ins = "".join(
             f"<li>{esc(self.label(x))} {esc(str(x.dtype))} on {esc(x.device)}"
-            f"<pre>{esc(fmt.full(x.numpy(), threshold=60))}</pre></li>"
+            f"{array_html(x.numpy())}</li>"
             for x in r.inputs
         )
         params = esc(", ".join(f"{k}={v!r}" for k, v in d["params"].items())) or "none"
@@ -106,7 +107,7 @@ class TapeView(View):
         return (
             f"<div><b>op #{r.op_id}: {esc(r.op)}</b> recorded by {by}<div>inputs:</div><ul>{ins}</ul>"
             f"<div>output: {esc(self.label(r.output))} {esc(str(r.output.dtype))}</div>"
-            f"<pre>{esc(fmt.full(r.output.numpy(), threshold=60))}</pre><div>params: {params}</div></div>"
+            f"{array_html(r.output.numpy())}<div>params: {params}</div></div>"
         )
 
     def gradient_report(
