@@ -154,6 +154,8 @@ def input_gradient(record: Record, index: int, g: Tensor) -> Tensor | None:
     array(3., dtype=float32)
     """
     x = record.inputs[index]
+    if x._data.dtype.kind == "c" and not (record.prim.complex_grad and record.output._data.dtype.kind == "c"):
+        _refuse_complex(record, index)
     gi = record.prim.vjp(index, g, record.output, record.inputs, record.params)
     if gi is None:
         return None
@@ -167,6 +169,22 @@ def input_gradient(record: Record, index: int, g: Tensor) -> Tensor | None:
             f"gradient has dtype {gi.dtype}. Please report this."
         )
     return gi
+
+
+def _refuse_complex(record: Record, index: int) -> None:
+    """A gradient through a complex input is computed only by ops whose VJP holds for complex numbers
+    (``Primitive.complex_grad``: holomorphic or linear ops, gradient g·f'(z), the transpose convention
+    of JAX; TensorFlow returns its conjugate). Any other op (abs, sign, maximum, a complex-to-real cast,
+    ...) is a clear error here, never a wrong number."""
+    names = record.prim.inputs
+    name = names[index] if index < len(names) else f"input {index}"
+    raise TypeError(
+        f"gradient of {record.op}: its input {name} is complex ({record.inputs[index].dtype}), and "
+        f"{record.op} has no complex gradient (it is not holomorphic, or not written for complex "
+        "numbers; the ops that have one are those with Primitive.complex_grad). Differentiate real "
+        "quantities: keep real and imaginary parts as two float tensors, or wrap the complex part in "
+        "eg.stop_gradient."
+    )
 
 
 def walk(records: Sequence[Record], seeds: list[tuple[Tensor, Tensor]], source_ids: list[int],

@@ -102,6 +102,24 @@ def _safe_sqrt(l2sum: Tensor) -> Tensor:
     return F.where(positive, F.sqrt(safe), l2sum)
 
 
+def _squares(t: Tensor) -> Tensor:
+    """``|t|²`` elementwise, real: ``t·t`` for real tensors; for complex ones ``|t|·|t|`` (``t·t`` would
+    be complex: ``(3+4j)² = -7+24j``, while ``|3+4j|² = 25``). Norms of complex tensors are real, of the
+    matching real dtype (complex64 → float32), as in TensorFlow; their gradients are refused (the engine
+    computes no gradients through complex values)."""
+    if t.dtype.kind == "c":
+        m = F.abs(t)
+        return m * m
+    return t * t
+
+
+def _real_like(t: Tensor) -> Tensor:
+    """A 0-d tensor of ``t``'s real dtype (float32 for complex64) on its device: what bounds convert to."""
+    dev = t._device
+    with dev.activate():
+        return Tensor._make(dev.xp.zeros((), dtype=np.empty(0, t.dtype).real.dtype), dev)
+
+
 def _check_list(t_list: Any, op: str) -> list[Any]:
     if not isinstance(t_list, list | tuple):
         raise TypeError(
@@ -127,6 +145,10 @@ def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any) -> Tensor:
     """
     op = "clip_by_value"
     t = _as_tensor(t, op)
+    if t.dtype.kind == "c":
+        raise TypeError(f"{op}: complex numbers have no order (got {t.dtype}); clip the modulus instead: "
+                        "eg.clip_by_norm(t, max_norm, axes=...) per element, or clip real and imaginary "
+                        "parts as float tensors.")
     hi = _like(clip_value_max, t, op, "clip_value_max")  # max first, as TensorFlow (its Minimum op)
     lo = _like(clip_value_min, t, op, "clip_value_min")
     _no_enlarging(t, (lo, hi), op, "the bounds")
@@ -155,13 +177,16 @@ def clip_by_norm(t: Any, clip_norm: Any, axes: int | Sequence[int] | None = None
     op = "clip_by_norm"
     t = _as_tensor(t, op)
     _require_float(t, op)
-    c = _like(clip_norm, t, op, "clip_norm")
+    complex_t = t.dtype.kind == "c"
+    c = _like(clip_norm, _real_like(t) if complex_t else t, op, "clip_norm")  # complex t: a real bound
     _check_clip_norm(c, op)
     _no_enlarging(t, (c,), op, "clip_norm")
     if isinstance(axes, list):
         axes = tuple(axes)
-    l2norm = _safe_sqrt(F.sum(t * t, axis=axes, keepdims=True))
+    l2norm = _safe_sqrt(F.sum(_squares(t), axis=axes, keepdims=True))
     with np.errstate(divide="ignore", invalid="ignore"):
+        if complex_t:  # one real scale, applied to real and imaginary parts alike
+            return t * F.cast(c / F.maximum(l2norm, c), t.dtype)
         return t * c / F.maximum(l2norm, c)
 
 
@@ -188,7 +213,7 @@ def global_norm(t_list: Sequence[Any]) -> Tensor:
             f"{op}: the tensors have different dtypes ({', '.join(sorted(map(str, dtypes)))}); "
             "cast them to one dtype first."
         )
-    squares = [F.sum(v * v) for v in values]
+    squares = [F.sum(_squares(v)) for v in values]
     total = F.sum(F.stack(squares)) if len(squares) > 1 else squares[0]
     return _safe_sqrt(total)
 
@@ -299,7 +324,7 @@ def norm(t: Any, ord: Any = "euclidean", axis: int | Sequence[int] | None = None
     _require_float(t, op)
 
     if ord in ("euclidean", "fro") or (not matrix and ord == 2):
-        result = _safe_sqrt(F.sum(t * t, axis=axes, keepdims=True))
+        result = _safe_sqrt(F.sum(_squares(t), axis=axes, keepdims=True))
     elif matrix:
         a0, a1 = axes
         if ord == 1:   # the largest column sum

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from . import backend
-from .tensor import Tensor, _default_array, as_dtype
+from .dtypes import to_array
+from .tensor import Tensor, as_dtype
 
 __all__ = ["zeros", "ones", "zeros_like", "ones_like", "fill", "eye", "arange", "linspace"]
 
@@ -61,8 +62,13 @@ def fill(dims: int | Sequence[int], value: Any, dtype: Any = None) -> Tensor:
     >>> eg.fill([2], 7.0).numpy()
     array([7., 7.], dtype=float32)
     """
-    dt = as_dtype(dtype) if dtype is not None else _default_array(value).dtype
-    return _new(lambda xp, d: xp.full(_shape(dims), value, dtype=d), dt)
+    if isinstance(value, Tensor):
+        value = value.numpy()
+    array = to_array(value, "fill", None if dtype is None else as_dtype(dtype, "fill"))  # checked: fits
+    if array.ndim:
+        raise ValueError(f"fill: value must be a scalar, got shape {array.shape}; use eg.broadcast_to "
+                         "for an array.")
+    return _new(lambda xp, d: xp.full(_shape(dims), array, dtype=d), array.dtype)
 
 
 def zeros_like(t: Any, dtype: Any = None) -> Tensor:
@@ -72,7 +78,7 @@ def zeros_like(t: Any, dtype: Any = None) -> Tensor:
     >>> eg.zeros_like([1.5, 2.5]).numpy()
     array([0., 0.], dtype=float32)
     """
-    t = t if isinstance(t, Tensor) else Tensor(_default_array(t), backend.current_device())
+    t = t if isinstance(t, Tensor) else Tensor(to_array(t, "zeros_like"), backend.current_device())
     return _new(lambda xp, dt: xp.zeros(t.shape, dtype=dt), dtype or t.dtype, t._device)
 
 
@@ -83,7 +89,7 @@ def ones_like(t: Any, dtype: Any = None) -> Tensor:
     >>> eg.ones_like([1, 2]).numpy()
     array([1, 1], dtype=int32)
     """
-    t = t if isinstance(t, Tensor) else Tensor(_default_array(t), backend.current_device())
+    t = t if isinstance(t, Tensor) else Tensor(to_array(t, "ones_like"), backend.current_device())
     return _new(lambda xp, dt: xp.ones(t.shape, dtype=dt), dtype or t.dtype, t._device)
 
 

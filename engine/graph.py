@@ -29,8 +29,9 @@ from typing import Any
 import numpy as np
 
 from . import backend, nest
+from .dtypes import to_array
 from .replay import Plan
-from .tensor import Tensor, _check_castable, _default_array
+from .tensor import Tensor
 
 __all__ = ["Graph", "Node", "GraphTensor"]
 
@@ -234,10 +235,7 @@ def _as_array(value: Any, node: Node) -> Any:
             value = value.value()
         data = value._data if value._device is dev else backend.transfer(value._data, dev)
     else:
-        data = _default_array(value)
-        if data.dtype != node.dtype:
-            _check_castable(data, node.dtype, f"Graph.run: feed for {node.name!r}")
-            data = data.astype(node.dtype)
+        data = to_array(value, f"Graph.run: feed for {node.name!r}", node.dtype)  # checked copy
         if dev.kind == "gpu":
             data = backend.transfer(data, dev)
     if tuple(data.shape) != tuple(node.shape) or data.dtype != node.dtype:

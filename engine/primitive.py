@@ -32,7 +32,8 @@ import numpy as np
 
 from . import backend, tracing
 from . import recording as _rec
-from .tensor import Tensor, _check_castable, _default_array, _uids
+from .dtypes import to_array, weak_array, weak_scalar
+from .tensor import Tensor, _uids
 
 __all__ = ["Primitive", "REGISTRY", "primitives", "unbroadcast"]
 
@@ -56,6 +57,10 @@ class Primitive:
     - ``float_only``: inputs must be floating (exp of an int32 tensor is a TypeError).
     - ``op_type``: the TensorFlow op this is (``"MatMul"``), the type of its `eg.function` graph nodes;
       default the CamelCase of the name (``"log_softmax"`` → ``"LogSoftmax"``).
+    - ``numeric``: inputs must be numbers, not bool (``bool_tensor * 2`` is a TypeError, as in
+      TensorFlow: arithmetic needs eg.cast(mask, 'int32') or 'float32' first).
+    - ``ordered``: the op compares values (max, <, relu), so complex inputs are a TypeError: complex
+      numbers have no order (NumPy's lexicographic one is not what anyone means).
     - ``example``: ``(call, what it shows)``, appended to the docstring as a doctest.
 
     >>> import engine as eg
@@ -65,12 +70,13 @@ class Primitive:
     """
 
     __slots__ = ("name", "forward", "vjps", "same_dtype", "float_only", "inputs", "symbol", "rule",
-                 "elementwise", "op_type", "__dict__")
+                 "elementwise", "op_type", "kinds", "__dict__")
 
     def __init__(self, name: str, forward: Callable, vjps: Sequence[Callable] | Callable | None = None,
                  *, inputs: Sequence[str] = ("x",), rule: str | None = None, symbol: str | None = None,
                  elementwise: bool = False, same_dtype: bool = True, float_only: bool = False,
-                 op_type: str | None = None, doc: str | None = None,
+                 op_type: str | None = None, numeric: bool = False, ordered: bool = False,
+                 doc: str | None = None,
                  example: tuple[str, str] | None = None):
         if name in REGISTRY:
             raise ValueError(f"Primitive {name!r} exists already (eg.primitives[{name!r}]); "
@@ -83,6 +89,8 @@ class Primitive:
         self.vjps = vjps
         self.same_dtype = same_dtype
         self.float_only = float_only
+        kinds = "fc" if float_only else "iufc" if numeric else "biufc"
+        self.kinds = kinds.replace("c", "") if ordered else kinds  # the dtype kinds the op accepts
         self.inputs = tuple(inputs)
         self.symbol = symbol or name
         self.rule = rule or f"not differentiable: no gradient for {', '.join(self.inputs)}"
@@ -92,6 +100,10 @@ class Primitive:
         if example is not None:  # (a call, what it shows): a doctest, run with the suite (engine.ops)
             self.__doc__ = f"{self.__doc__}\n\n>>> import engine as eg\n>>> {example[0]}\n{example[1]}\n"
         REGISTRY[name] = self
+
+    # Whether the VJPs are right for complex inputs too: g·f'(z) for a holomorphic (or linear) op, the
+    # transpose convention (as JAX; TensorFlow returns the conjugate). engine.ops lists the ops that are.
+    complex_grad = False
 
     @property
     def differentiable(self) -> bool:
@@ -132,11 +144,8 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Tensor:
             _check_inputs(prim, inputs)
     elif n > 2:
         _check_inputs(prim, inputs)
-    if prim.float_only and first_dtype.kind not in "fc":
-        raise TypeError(
-            f"{prim.name}: expected a floating-point tensor, got {first_dtype} (shape "
-            f"{first.shape}). Convert first: eg.cast(x, 'float32')."
-        )
+    if first_dtype.kind not in prim.kinds:
+        _raise_kind(prim, first)
 
     try:
         if dev.kind == "gpu":  # CuPy computes on its current device: make it the inputs' one
@@ -182,7 +191,7 @@ def _as_inputs(prim: Primitive, args: Sequence[Any]) -> list[Tensor]:
             ref = a
             break
     if ref is None and len(args) > 1 and prim.same_dtype:
-        ref = _common_tensor(args)  # eg.add(1, 2.5): all Python values; find one dtype for them
+        ref = _common_tensor(args, prim.name)  # eg.add(1, 2.5): all Python values; find one dtype for them
     inputs = []
     for a in args:
         if isinstance(a, Tensor):
@@ -197,52 +206,40 @@ def _as_inputs(prim: Primitive, args: Sequence[Any]) -> list[Tensor]:
 def _weak_tensor(prim: Primitive, value: Any, ref: Tensor | None) -> Tensor:
     """Turn a Python or NumPy value into a tensor for ``prim``, beside the tensor input ``ref``."""
     if (ref is None or not prim.same_dtype) and backend.is_device_array(value):
-        return Tensor._make(value, backend.device_of_array(value))  # a raw CuPy array stays on its GPU
+        return Tensor._make(to_array(value, prim.name), backend.device_of_array(value))  # stays on its GPU
     if ref is None:
         dev = backend.current_device()
-        return Tensor._make(_place(_default_array(value), dev), dev)
+        return Tensor._make(_place(to_array(value, prim.name), dev), dev)
     if prim.same_dtype:
         return weak_like(value, ref, prim.name)
-    return Tensor._make(_place(_default_array(value), ref._device), ref._device)
+    return Tensor._make(_place(to_array(value, prim.name), ref._device), ref._device)
 
 
 def weak_like(value: Any, ref: Tensor, op: str) -> Tensor:
     """``value`` as a tensor on ``ref``'s device with ``ref``'s dtype.
 
     This is TensorFlow's rule for ``x * 2``: the literal adopts the tensor's dtype, so float32 stays
-    float32. A lossy conversion (1.5 into an int32 op) is a TypeError instead.
+    float32; a value that does not fit (1.5 or 2**40 into an int32 op) is an error. NumPy arrays keep
+    their dtype, so they must match ``ref``'s (`engine.dtypes.weak_array` decides).
     """
     target = ref._data.dtype
     if (type(value) is float or type(value) is int) and target.kind in "fc":  # `x * 2`: the common case
         if ref._device.kind == "gpu":
+            weak_scalar(value, target, op)  # (checked: 1e39 does not become a float32 inf)
             return Tensor._make(_device_scalar(value, target, ref._device), ref._device)
-        return Tensor._make(np.array(value, dtype=target), ref._device)
-    if backend.is_device_array(value):  # a raw CuPy array stays on its own GPU, with ref's dtype
-        dev = backend.device_of_array(value)
-        if value.dtype != target:
-            if value.dtype.kind == "b" and target.kind != "b":
-                raise TypeError(f"{op}: cannot combine a bool value with a {target} tensor.")
-            _check_castable(value, target, op)
-            with dev.activate():
-                value = value.astype(target)
-        return Tensor._make(value, dev)
-    array = np.asarray(value)
-    if array.dtype.kind in "OUS":
-        raise TypeError(f"{op}: cannot use {type(value).__name__} {value!r:.60} as a tensor.")
-    if array.dtype != target:
-        if array.dtype.kind == "b" and target.kind != "b":
-            raise TypeError(f"{op}: cannot combine a bool value with a {target} tensor.")
-        _check_castable(array, target, op)
-        array = array.astype(target)
+        return Tensor._make(weak_scalar(value, target, op), ref._device)
+    array = weak_array(value, target, op)
+    if backend.is_device_array(array):  # a raw CuPy array stays on its own GPU
+        return Tensor._make(array, backend.device_of_array(array))
     return Tensor._make(_place(array, ref._device), ref._device)
 
 
-def _common_tensor(values: Sequence[Any]) -> Tensor:
+def _common_tensor(values: Sequence[Any], op: str) -> Tensor:
     """A tensor for the value whose default dtype the others can join (floats win over ints)."""
     for v in values:
         if backend.is_device_array(v):  # a raw CuPy array: its dtype and GPU win
-            return Tensor._make(v, backend.device_of_array(v))
-    arrays = [_default_array(v) for v in values]
+            return Tensor._make(to_array(v, op), backend.device_of_array(v))
+    arrays = [to_array(v, op) for v in values]
     widest = max(range(len(arrays)), key=lambda i: "biufc".index(arrays[i].dtype.kind)
                  if arrays[i].dtype.kind in "biufc" else -1)
     dev = backend.current_device()
@@ -304,12 +301,34 @@ def _raise_device_mismatch(prim: Primitive, inputs: Sequence[Tensor]) -> None:
     )
 
 
+def _raise_kind(prim: Primitive, x: Tensor) -> None:
+    if x.dtype.kind == "c":
+        raise TypeError(f"{prim.name}: complex numbers have no order (got {x.dtype}, shape {x.shape}); "
+                        "compare their magnitudes instead: eg.abs(x).")
+    if prim.float_only:
+        raise TypeError(f"{prim.name}: expected a floating-point tensor, got {x.dtype} (shape {x.shape}). "
+                        "Convert first: eg.cast(x, 'float32').")
+    raise TypeError(f"{prim.name}: bool tensors do no arithmetic (got a bool tensor of shape {x.shape}), "
+                    "as in TensorFlow. Cast first: eg.cast(x, 'int32') or eg.cast(x, 'float32'); "
+                    "logical ops (&, |, ^, ~) work on bool tensors.")
+
+
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
 def _raise_dtype_mismatch(prim: Primitive, inputs: Sequence[Tensor]) -> None:
-    dtypes = [str(t.dtype) for t in inputs]
+    """The error for mixed dtypes, suggesting the cast that loses nothing: the int one to the float
+    dtype (never the float one to int, which would drop the fractions), the narrower float to the wider."""
+    dtypes = [t.dtype for t in inputs]
+    top = max(_KIND_RANK.get(d.kind, 0) for d in dtypes)
+    common = np.result_type(*[d for d in dtypes if _KIND_RANK.get(d.kind, 0) == top])
+    names = [prim.inputs[i] if i < len(prim.inputs) else f"input {i}" for i in range(len(inputs))]
+    wrong = [i for i, d in enumerate(dtypes) if d != common]
+    what = " and ".join(f"{names[i]} ({dtypes[i]})" for i in wrong)
     raise TypeError(
-        f"{prim.name}: inputs have different dtypes ({', '.join(dtypes)}); shapes "
-        f"{', '.join(str(t.shape) for t in inputs)}. The engine never promotes silently: "
-        f"convert one with eg.cast(x, '{dtypes[0]}')."
+        f"{prim.name}: inputs have different dtypes ({', '.join(map(str, dtypes))}); shapes "
+        f"{', '.join(str(t.shape) for t in inputs)}. The engine never promotes silently: convert "
+        f"{what} to {common}, e.g. eg.cast({names[wrong[0]]}, '{common}')."
     )
 
 

@@ -15,6 +15,8 @@ import numpy as np
 
 from . import backend, tracing
 from .backend import Device
+from .dtypes import as_dtype, is_floating, to_array
+from .dtypes import check_castable as _check_castable
 
 __all__ = ["Tensor", "constant", "convert_to_tensor", "as_dtype", "is_floating"]
 
@@ -22,58 +24,9 @@ _uids = itertools.count(1)  # every tensor gets a unique id: tapes refer to tens
 _ops: Any = None  # engine.ops, which sets this when it is imported (it imports Tensor from here)
 
 
-def as_dtype(dtype: Any) -> np.dtype:
-    """A NumPy dtype from a name, a type, or a dtype: ``as_dtype("float32") == np.float32``.
-
-    >>> import engine as eg
-    >>> eg.as_dtype('float32') == eg.float32
-    True
-    """
-    if dtype is bool or dtype == "bool":
-        return np.dtype(np.bool_)
-    try:
-        return np.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"{dtype!r} is not a dtype; use e.g. 'float32', 'float64', 'int32'.") from None
-
-
-def is_floating(dtype: np.dtype) -> bool:
-    """True for the dtypes gradients flow through (float16/32/64, complex)."""
-    return dtype.kind in "fc"
-
-
-def _default_array(value: Any) -> np.ndarray:
-    """Python values become arrays with TensorFlow's defaults: float → float32, int → int32."""
-    if isinstance(value, np.ndarray | np.generic):
-        return np.asarray(value)  # NumPy values keep their dtype
-    if backend.is_device_array(value):
-        return value  # a CuPy array keeps its dtype and its GPU
-    array = np.asarray(value)
-    if array.dtype == np.float64:
-        return array.astype(np.float32)
-    if array.dtype == np.int64:
-        if array.size and (array.max() > np.iinfo(np.int32).max or array.min() < np.iinfo(np.int32).min):
-            return array  # too large for int32: keep int64 rather than overflow
-        return array.astype(np.int32)
-    if array.dtype == np.complex128:
-        return array.astype(np.complex64)
-    if array.dtype.kind in "OUS":
-        raise TypeError(f"Cannot make a tensor from {type(value).__name__} {value!r:.80}: not numeric.")
-    return array
-
-
-def _check_castable(array: np.ndarray, dtype: np.dtype, what: str) -> None:
-    """Refuse lossy conversions TensorFlow refuses: 1.5 into int32, -1 into uint8, float into bool."""
-    if array.dtype == dtype or array.size == 0:
-        return
-    kind_from, kind_to = array.dtype.kind, dtype.kind
-    if kind_to in "iub" and kind_from in "fc":
-        host = backend.to_host(array)
-        if kind_to == "b" or not np.all(np.isfinite(host)) or np.any(host != np.round(host)):
-            raise TypeError(
-                f"{what}: cannot convert {array.dtype} values to {dtype} without losing them "
-                f"(e.g. {host.ravel()[0]!r}). Convert explicitly with eg.cast(x, '{dtype}')."
-            )
+def _default_array(value: Any, op: str = "constant") -> Any:
+    """A user's value as a new array with TensorFlow's default dtypes (see `engine.dtypes.to_array`)."""
+    return to_array(value, op)
 
 
 class Tensor:
@@ -277,17 +230,16 @@ def constant(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
     dev = backend.current_device()
     if backend.is_device_array(value) and backend.scoped_device() is None:
         dev = backend.device_of_array(value)
+    target = None if dtype is None else as_dtype(dtype, "constant")
     if isinstance(value, Tensor):
         t = value.to(dev) if value._device is not dev else value
         data = t._data
-    else:
-        data = _default_array(value)
-    if dtype is not None:
-        target = as_dtype(dtype)
-        if data.dtype != target:
+        if target is not None and data.dtype != target:
             _check_castable(data, target, "constant")
             with backend.device_of_array(data).activate():
                 data = data.astype(target)
+    else:
+        data = to_array(value, "constant", target)  # a copy: never the caller's array
     if dev.kind == "gpu":
         data = backend.transfer(data, dev)
     elif not isinstance(data, np.ndarray | np.generic):

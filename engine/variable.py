@@ -14,8 +14,9 @@ from typing import Any
 
 from . import backend, tracing
 from . import recording as _rec
+from .dtypes import check_castable, to_array
 from .primitive import Primitive
-from .tensor import Tensor, _check_castable, _default_array, convert_to_tensor
+from .tensor import Tensor, convert_to_tensor
 
 __all__ = ["Variable", "read_variable"]
 
@@ -28,6 +29,7 @@ read_variable = Primitive(
     elementwise=True, same_dtype=False,
     doc="The value of a Variable at the moment it was read: what tapes record for `v.value()`.",
 )
+read_variable.complex_grad = True  # the identity: right for complex values too
 
 
 class Variable(Tensor):
@@ -82,7 +84,7 @@ class Variable(Tensor):
                 )
             data = v._data
         else:
-            data = _default_array(v)
+            data = to_array(v, f"Variable.{op}", self.dtype)  # a checked copy, in the variable's dtype
             here = backend.device_of_array(data)
             if here is not self._device:
                 if here.kind == "gpu":  # a raw CuPy array: moved, like a tensor, only when asked
@@ -96,7 +98,7 @@ class Variable(Tensor):
                 f"of shape {self.shape}. Variables keep their shape; reshape the value."
             )
         if data.dtype != self.dtype:
-            _check_castable(data, self.dtype, f"Variable.{op}")
+            check_castable(data, self.dtype, f"Variable.{op}")
             with self._device.activate():
                 data = data.astype(self.dtype)
         return data

@@ -4,6 +4,7 @@ import sys
 
 from .. import tensor as _tensor
 from ..creation import arange, eye, fill, linspace, ones, ones_like, zeros, zeros_like
+from ..primitive import REGISTRY as _REGISTRY
 from ..primitive import Primitive as _Primitive
 from .arithmetic import add, divide, floordiv, maximum, minimum, mod, multiply, pow, subtract
 from .devices import copy_to_device
@@ -44,6 +45,13 @@ from .selection import clip, where
 from .shape import broadcast_to, cast, concat, expand_dims, reshape, squeeze, stack, transpose
 from .special import log_softmax, logsumexp, softmax
 
+# Ops whose VJPs are right for complex inputs (holomorphic or linear: gradient g·f'(z), JAX's transpose
+# convention, no conjugate). A gradient through a complex input of any other op is a clear TypeError.
+for _name in ("add", "subtract", "multiply", "divide", "negative", "square", "pow", "exp", "log", "log1p",
+              "sqrt", "sin", "cos", "tan", "tanh", "tanh_grad", "sigmoid_grad", "matmul", "sum", "mean",
+              "prod", "getitem", "scatter_add", "reshape", "transpose", "concat", "expand_dims", "squeeze",
+              "broadcast_to", "copy_to_device", "where", "cast"):  # (and read_variable, in variable.py)
+    _REGISTRY[_name].complex_grad = True
 _tensor._ops = sys.modules[__name__]  # Tensor's operators (x + y, x[i], ...) call the ops defined here
 
 # A Primitive is an object, not a function, so doctest would skip its docstring: list the examples of

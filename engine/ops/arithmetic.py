@@ -17,7 +17,7 @@ add = Primitive(
     "add", lambda xp, a, b: a + b,
     vjps=[lambda g, y, a, b: g,
           lambda g, y, a, b: g],
-    inputs=("a", "b"), rule="∂a = g, ∂b = g", symbol="+", elementwise=True,
+    inputs=("a", "b"), rule="∂a = g, ∂b = g", symbol="+", elementwise=True, numeric=True,
     doc="a + b, elementwise with broadcasting.",
     example=('eg.add([1.0, 2.0], 10.0).numpy()', 'array([11., 12.], dtype=float32)'),
 )
@@ -26,7 +26,7 @@ subtract = Primitive(
     "subtract", lambda xp, a, b: a - b,
     vjps=[lambda g, y, a, b: g,
           lambda g, y, a, b: negative(g)],
-    inputs=("a", "b"), rule="∂a = g, ∂b = −g", symbol="−", elementwise=True,
+    inputs=("a", "b"), rule="∂a = g, ∂b = −g", symbol="−", elementwise=True, numeric=True,
     doc="a - b, elementwise with broadcasting.",
     example=('eg.subtract([5.0, 2.0], 1.0).numpy()', 'array([4., 1.], dtype=float32)'),
     op_type="Sub",
@@ -36,7 +36,7 @@ multiply = Primitive(
     "multiply", lambda xp, a, b: a * b,
     vjps=[lambda g, y, a, b: g * b,
           lambda g, y, a, b: g * a],
-    inputs=("a", "b"), rule="∂a = g·b, ∂b = g·a", symbol="×", elementwise=True,
+    inputs=("a", "b"), rule="∂a = g·b, ∂b = g·a", symbol="×", elementwise=True, numeric=True,
     doc="a * b, elementwise with broadcasting.",
     example=('eg.multiply([1.0, 2.0], [3.0, 4.0]).numpy()', 'array([3., 8.], dtype=float32)'),
     op_type="Mul",
@@ -46,26 +46,49 @@ divide = Primitive(
     "divide", lambda xp, a, b: xp.true_divide(a, b),
     vjps=[lambda g, y, a, b: g / b,
           lambda g, y, a, b: negative(g) * a / (b * b)],
-    inputs=("a", "b"), rule="∂a = g/b, ∂b = −g·a/b²", symbol="÷", elementwise=True,
+    inputs=("a", "b"), rule="∂a = g/b, ∂b = −g·a/b²", symbol="÷", elementwise=True, numeric=True,
     doc="a / b (true division: int / int gives float64, as in NumPy and TensorFlow).",
     example=('eg.divide([1.0, 3.0], 2.0).numpy()', 'array([0.5, 1.5], dtype=float32)'),
     op_type="RealDiv",
 )
 
+def _no_int_zero(name: str, b):
+    """Integer division by zero has no answer (NumPy would give 0): a ZeroDivisionError, as TensorFlow's
+    CPU kernels raise. On a GPU the check is one device→host copy of a single bool per integer
+    floordiv/mod (TensorFlow's GPU kernels skip it and return garbage; this engine prefers the error).
+    Float division keeps IEEE's inf and NaN."""
+    if b.dtype.kind in "iu" and (b == 0).any():
+        raise ZeroDivisionError(f"{name}: integer division by zero (the divisor b has {int((b == 0).sum())} "
+                                "zero(s)). Integers have no inf: avoid the zeros (eg.where), or divide "
+                                "floats: eg.cast(a, 'float32').")
+
+
+def _floordiv_forward(xp, a, b):
+    _no_int_zero("floordiv", b)
+    return xp.floor_divide(a, b)
+
+
+def _mod_forward(xp, a, b):
+    _no_int_zero("mod", b)
+    return xp.mod(a, b)
+
+
 floordiv = Primitive(
-    "floordiv", lambda xp, a, b: xp.floor_divide(a, b),
-    inputs=("a", "b"), symbol="//", elementwise=True,
-    doc="a // b, rounded towards minus infinity. Not differentiable (piecewise constant): gradient None.",
+    "floordiv", _floordiv_forward,
+    inputs=("a", "b"), symbol="//", elementwise=True, numeric=True,
+    doc="a // b, rounded towards minus infinity. Not differentiable (piecewise constant): gradient None. "
+        "Integer division by zero is a ZeroDivisionError (on a GPU the check costs one sync).",
     example=('eg.floordiv([7, -7], 2).numpy()', 'array([ 3, -4], dtype=int32)'),
     op_type="FloorDiv",
 )
 
 mod = Primitive(
-    "mod", lambda xp, a, b: xp.mod(a, b),
+    "mod", _mod_forward,
     vjps=[lambda g, y, a, b: g,
           lambda g, y, a, b: negative(g) * floordiv(a, b)],
-    inputs=("a", "b"), rule="∂a = g, ∂b = −g·floor(a/b)", symbol="%", elementwise=True,
-    doc="a % b with the sign of b (Python's and TensorFlow's floor modulo). d/da = 1, d/db = -floor(a/b).",
+    inputs=("a", "b"), rule="∂a = g, ∂b = −g·floor(a/b)", symbol="%", elementwise=True, numeric=True,
+    doc="a % b with the sign of b (Python's and TensorFlow's floor modulo). d/da = 1, d/db = -floor(a/b). "
+        "Integer modulo by zero is a ZeroDivisionError (on a GPU the check costs one sync).",
     example=('eg.mod([7, -7], 3).numpy()', 'array([1, 2], dtype=int32)'),
     op_type="FloorMod",
 )
@@ -87,7 +110,7 @@ pow = Primitive(  # noqa: A001
     "pow", lambda xp, a, b: xp.power(a, b),
     vjps=[_pow_vjp_base, _pow_vjp_exponent],
     inputs=("a", "b"), rule="∂a = g·b·a^(b−1), ∂b = g·y·ln a where a > 0, else 0 (y = aᵇ)", symbol="pow",
-    elementwise=True,
+    elementwise=True, numeric=True,
     doc="a ** b. d/da = b·a^(b-1); d/db = a^b·log(a) for a > 0, else 0 (as TensorFlow).",
     example=("eg.pow([2.0, 3.0], 2.0).numpy()", "array([4., 9.], dtype=float32)"),
 )
@@ -104,7 +127,7 @@ maximum = Primitive(
           lambda g, y, a, b: _tie_split(g, b, a, b > a)],
     inputs=("a", "b"), rule="∂a = g where a > b, g/2 where a = b (ties split 0.5/0.5), else 0; "
                             "∂b = g where b > a, g/2 where a = b, else 0",
-    elementwise=True,
+    elementwise=True, numeric=True, ordered=True,
     doc="Elementwise max(a, b); NaN propagates. Where a == b the gradient is split equally.",
     example=('eg.maximum([1.0, 5.0], [3.0, 2.0]).numpy()', 'array([3., 5.], dtype=float32)'),
 )
@@ -115,7 +138,7 @@ minimum = Primitive(
           lambda g, y, a, b: _tie_split(g, b, a, b < a)],
     inputs=("a", "b"), rule="∂a = g where a < b, g/2 where a = b (ties split 0.5/0.5), else 0; "
                             "∂b = g where b < a, g/2 where a = b, else 0",
-    elementwise=True,
+    elementwise=True, numeric=True, ordered=True,
     doc="Elementwise min(a, b); NaN propagates. Where a == b the gradient is split equally.",
     example=('eg.minimum([1.0, 5.0], [3.0, 2.0]).numpy()', 'array([1., 2.], dtype=float32)'),
 )

@@ -13,9 +13,11 @@ from ..creation import zeros_like
 from ..primitive import Primitive
 
 
-def _unary(name, forward, vjp, doc, *, rule, symbol=None, float_only=True, op_type=None, example=None):
+def _unary(name, forward, vjp, doc, *, rule, symbol=None, float_only=True, op_type=None, example=None,
+           ordered=False):
     return Primitive(name, forward, vjps=None if vjp is None else [vjp], rule=rule, symbol=symbol,
-                     elementwise=True, float_only=float_only, op_type=op_type, doc=doc, example=example)
+                     elementwise=True, float_only=float_only, numeric=True, ordered=ordered,
+                     op_type=op_type, doc=doc, example=example)
 
 
 negative = _unary("negative", lambda xp, x: -x,
@@ -107,6 +109,7 @@ _sigmoid_grad = Primitive(
 sigmoid = _unary("sigmoid", _sigmoid_forward,
                  lambda g, y, x: _sigmoid_grad(g, y),
                  "Logistic sigmoid 1/(1 + e**-x), stable for large |x|. Gradient σ(x)(1 - σ(x)).",
+                 ordered=True,  # (its stable form compares x with 0: real inputs only)
                  rule="∂x = sigmoid_grad(g, y) = g·y·(1 − y) (y = σ(x), the output)",
                  example=('eg.sigmoid([0.0, -1000.0]).numpy()', 'array([0.5, 0. ], dtype=float32)'))
 _relu_grad = Primitive(
@@ -121,7 +124,7 @@ _relu_grad = Primitive(
 relu = _unary("relu", lambda xp, x: xp.maximum(x, 0),
               lambda g, y, x: _relu_grad(g, x),
               "max(x, 0); NaN stays NaN. Gradient 1 where x > 0, else 0 (0 at x = 0, as TensorFlow).",
-              float_only=False,
+              float_only=False, ordered=True,
               rule="∂x = relu_grad(g, x) = g where x > 0, else 0",
               example=('eg.relu([-1.0, 2.0]).numpy()', 'array([0., 2.], dtype=float32)'))
 
@@ -133,7 +136,7 @@ def _softplus_forward(xp, x):
 
 softplus = _unary("softplus", _softplus_forward,
                   lambda g, y, x: g * sigmoid(x),
-                  "log(1 + e**x), stable for large |x|. Gradient sigmoid(x).",
+                  "log(1 + e**x), stable for large |x|. Gradient sigmoid(x).", ordered=True,
                   rule="∂x = g·σ(x)",
                   example=("eg.softplus([0.0, 1000.0]).numpy()",
                            "array([6.931472e-01, 1.000000e+03], dtype=float32)"))

@@ -14,16 +14,17 @@ from ..primitive import Primitive
 from ..tensor import Tensor
 
 
-def _compare(name: str, fn: str, symbol: str, example: tuple[str, str] | None = None) -> Primitive:
+def _compare(name: str, fn: str, symbol: str, example: tuple[str, str] | None = None,
+             ordered: bool = True) -> Primitive:
     return Primitive(name, lambda xp, a, b: getattr(xp, fn)(a, b),
-                     inputs=("a", "b"), symbol=symbol, elementwise=True, example=example,
+                     inputs=("a", "b"), symbol=symbol, elementwise=True, example=example, ordered=ordered,
                      doc=f"a {symbol} b elementwise, as a bool tensor. Not differentiable.")
 
 
 equal = _compare("equal", "equal", "==",
-                 example=('eg.equal([1, 2], [1, 3]).numpy()', 'array([ True, False])'))
+                 example=('eg.equal([1, 2], [1, 3]).numpy()', 'array([ True, False])'), ordered=False)
 not_equal = _compare("not_equal", "not_equal", "!=",
-                     example=('eg.not_equal([1, 2], [1, 3]).numpy()', 'array([False,  True])'))
+                     example=('eg.not_equal([1, 2], [1, 3]).numpy()', 'array([False,  True])'), ordered=False)
 less = _compare("less", "less", "<",
                 example=('eg.less([1, 2], 2).numpy()', 'array([ True, False])'))
 less_equal = _compare("less_equal", "less_equal", "<=",

@@ -56,12 +56,12 @@ def _count(x: Tensor, axis) -> int:
 _sum = Primitive(
     "sum", lambda xp, x, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims),
     vjps=[lambda g, y, x, axis, keepdims: _spread(g, x, axis, keepdims)],
-    rule="∂x = g copied back over the summed axes",
+    rule="∂x = g copied back over the summed axes", numeric=True,
 )
 _mean = Primitive(
     "mean", lambda xp, x, axis, keepdims: xp.mean(x, axis=axis, keepdims=keepdims),
     vjps=[lambda g, y, x, axis, keepdims: _spread(g, x, axis, keepdims) / _count(x, axis)],
-    rule="∂x = g/n copied back over the reduced axes (n: the number of elements averaged)",
+    rule="∂x = g/n copied back over the reduced axes (n: the number of elements averaged)", numeric=True,
 )
 
 
@@ -73,10 +73,10 @@ def _extremum_vjp(g, y, x, axis, keepdims):
 
 
 _max = Primitive("max", lambda xp, x, axis, keepdims: xp.max(x, axis=axis, keepdims=keepdims),
-                 vjps=[_extremum_vjp],
+                 vjps=[_extremum_vjp], ordered=True,
                  rule="∂x = g/k at each of the k maximal elements (ties split equally), else 0")
 _min = Primitive("min", lambda xp, x, axis, keepdims: xp.min(x, axis=axis, keepdims=keepdims),
-                 vjps=[_extremum_vjp],
+                 vjps=[_extremum_vjp], ordered=True,
                  rule="∂x = g/k at each of the k minimal elements (ties split equally), else 0")
 
 
@@ -95,7 +95,8 @@ def _prod_vjp(g, y, x, axis, keepdims):
 
 _prod = Primitive("prod", lambda xp, x, axis, keepdims: xp.prod(x, axis=axis, keepdims=keepdims),
                   vjps=[_prod_vjp],
-                  rule="∂x = g·(the product of the other elements), exact where x has zeros")
+                  rule="∂x = g·(the product of the other elements), exact where x has zeros",
+                  numeric=True)
 
 
 def _reducer(prim: Primitive, doc: str, example: str):
@@ -125,7 +126,7 @@ prod = _reducer(_prod, "Product over ``axis``. Gradient: the product of the othe
 
 def _arg(name, fn):
     prim = Primitive(name, lambda xp, x, axis: getattr(xp, fn)(x, axis=axis).astype("int64"),
-                     symbol=name, same_dtype=False, op_type=f"Arg{fn[3:].capitalize()}")
+                     symbol=name, same_dtype=False, op_type=f"Arg{fn[3:].capitalize()}", ordered=True)
 
     def arg(x: Any, axis: int | None = None) -> Tensor:
         x = convert_to_tensor(x)

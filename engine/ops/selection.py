@@ -65,7 +65,7 @@ clip = Primitive(
     vjps=[lambda g, y, x, lo, hi: where((x >= lo) & (x <= hi), g, _zero(g)),
           lambda g, y, x, lo, hi: where(x < lo, g, _zero(g)),
           lambda g, y, x, lo, hi: where(x > hi, g, _zero(g))],
-    inputs=("x", "lo", "hi"), elementwise=True,
+    inputs=("x", "lo", "hi"), elementwise=True, numeric=True, ordered=True,
     rule="∂x = g where lo ≤ x ≤ hi, else 0; ∂lo = g where x < lo, else 0; ∂hi = g where x > hi, else 0",
     doc="Limit x to [lo, hi]; NaN stays NaN. Gradient to x is 1 inside the bounds (inclusive), 0 outside; "
         "the bounds get the gradient where they were active (TensorFlow's ClipByValue rule).",

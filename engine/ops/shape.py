@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..dtypes import check_cast_range
 from ..primitive import Primitive
-from ..tensor import Tensor, as_dtype, convert_to_tensor, is_floating
+from ..tensor import Tensor, as_dtype, constant, convert_to_tensor, is_floating
 
 
 def _back_to_shape(g, y, x, **params):
@@ -195,7 +196,7 @@ def stack(values: Sequence[Any], axis: int = 0) -> Tensor:
 
 
 _cast = Primitive(
-    "cast", lambda xp, x, dtype: x.astype(dtype),
+    "cast", lambda xp, x, dtype: (x.real if x.dtype.kind == "c" and dtype.kind != "c" else x).astype(dtype),
     vjps=[lambda g, y, x, dtype: cast(g, x.dtype) if is_floating(x.dtype) else None],
     rule="∂x = g cast back to x's dtype (none when x is not floating)",
     elementwise=True, same_dtype=False,
@@ -206,13 +207,18 @@ def cast(x: Any, dtype: Any) -> Tensor:
     """The values converted to ``dtype`` (float → int truncates toward zero, as in TensorFlow).
 
     Differentiable between floating dtypes; casting to an integer type cuts the gradient (None).
+    Complex to real keeps the real part (as TensorFlow). A Python or NumPy value (not a tensor) must
+    fit the integer dtype once truncated: ``cast(2**40, 'int32')`` is an OverflowError, not a wrapped
+    number (a tensor's out-of-range values are cast as NumPy does, as TensorFlow leaves them undefined).
 
     >>> import engine as eg
     >>> eg.cast([1.7, -1.7], 'int32').numpy()
     array([ 1, -1], dtype=int32)
     """
-    x = convert_to_tensor(x)
-    dtype = as_dtype(dtype)
+    dtype = as_dtype(dtype, "cast")
+    if not isinstance(x, Tensor):
+        x = constant(x)  # (its values checked against the dtype below; constant copies them)
+        check_cast_range(x._data, dtype, "cast")
     if dtype == x.dtype:
         return x
     return _cast(x, dtype=dtype)

@@ -23,8 +23,9 @@ from typing import Any
 import numpy as np
 
 from .. import backend, tracing
+from ..dtypes import weak_array
 from ..tape import GradientTape
-from ..tensor import Tensor, _default_array
+from ..tensor import Tensor
 from ..variable import Variable
 
 __all__ = ["Optimizer", "as_gradient_array"]
@@ -54,13 +55,8 @@ def as_gradient_array(g: Any, var: Variable, op: str) -> Any:
             )
         data = g._data
     else:
-        array = np.asarray(g)
-        if array.dtype.kind in "OUSb":
-            raise TypeError(f"{op}: the gradient for variable {_label(var)} is not numeric: "
-                            f"{type(g).__name__}.")
-        data = array if isinstance(g, np.ndarray | np.generic) else _default_array(g).astype(var.dtype)
-        if isinstance(g, np.ndarray | np.generic) and data.dtype.kind in "iu" and var.dtype.kind == "f":
-            data = data.astype(var.dtype)
+        # The engine's one rule for values beside a tensor (engine.dtypes.weak_array), as in `x + g`
+        data = weak_array(g, var.dtype, f"{op} (the gradient for variable {_label(var)})")
         if var._device.kind == "gpu":
             data = backend.transfer(data, var._device)
     if tuple(data.shape) != var.shape:
@@ -68,8 +64,8 @@ def as_gradient_array(g: Any, var: Variable, op: str) -> Any:
             f"{op}: the gradient for variable {_label(var)} has shape {tuple(data.shape)} but the variable "
             f"has shape {var.shape}. Pair each gradient with its own variable (zip(grads, variables))."
         )
-    if data.dtype != var.dtype:
-        raise ValueError(
+    if data.dtype != var.dtype:  # a TypeError, as for the two tensors of `var + g`
+        raise TypeError(
             f"{op}: the gradient for variable {_label(var)} has dtype {data.dtype} but the variable has "
             f"dtype {var.dtype}. Convert it first: eg.cast(g, '{var.dtype}')."
         )
