@@ -11,6 +11,14 @@
 - Weak types (binary ops such as ``x * 2``): Python numbers and lists adopt the tensor's dtype; NumPy
   arrays and scalars carry their own dtype, so a float64 array beside a float32 tensor is a dtype
   mismatch, exactly as two tensors would be (TensorFlow's rule). `apply_gradients` uses the same rule.
+- Complex numbers: a complex value never joins a real tensor (TypeError; eg.cast to complex64 first),
+  and never converts to a real dtype except through `eg.cast` (the real part, as TensorFlow). Ops that
+  order values (maximum, <, relu, clip) refuse complex tensors. Norms of complex tensors are real
+  (``sqrt(sum |t|²)``). Gradients through a complex input are computed only by holomorphic or linear
+  ops (``Primitive.complex_grad``), as ``g·f'(z)`` (the transpose, JAX's convention; TensorFlow returns
+  its conjugate); any other op (abs, a complex-to-real cast, ...) raises a TypeError naming it.
+- Bool tensors do no arithmetic (add, multiply, sum, ...: TypeError, cast to int32/float32 first);
+  logical ops and comparisons work on them. Integer // and % by zero raise ZeroDivisionError.
 
 >>> import engine as eg
 >>> eg.constant(2**40, dtype="int32")  # doctest: +ELLIPSIS
@@ -39,7 +47,6 @@ _NAMES = ", ".join(str(d) for d in SUPPORTED)
 _INT32 = np.iinfo(np.int32)
 _FLOAT_MAX = {np.dtype(n): float(np.finfo(n).max) for n in ("float16", "float32", "float64",
                                                              "complex64", "complex128")}
-_PYTHON_NUMBERS = (bool, int, float, complex)
 
 
 def as_dtype(dtype: Any, op: str = "as_dtype") -> np.dtype:
@@ -280,7 +287,13 @@ def weak_array(value: Any, target: np.dtype, op: str) -> Any:
 
 def weak_scalar(value: float | int, target: np.dtype, op: str) -> np.ndarray:
     """The hot path of `weak_array`: a Python float or int beside a float or complex tensor."""
+    if abs(value) > _FLOAT_MAX[target]:
+        check_scalar(value, target, op)
+    return np.array(value, dtype=target)
+
+
+def check_scalar(value: float | int, target: np.dtype, op: str) -> None:
+    """A Python float or int must not overflow a float or complex ``target`` (inf itself may go in)."""
     if abs(value) > _FLOAT_MAX[target] and not math.isinf(value):
         raise OverflowError(f"{op}: {value!r:.40} overflows {target} ({_range_text(target)}): it would "
                             f"become inf. Use a wider dtype for the tensor, e.g. eg.cast(x, 'float64').")
-    return np.array(value, dtype=target)

@@ -32,7 +32,7 @@ import numpy as np
 
 from . import backend, tracing
 from . import recording as _rec
-from .dtypes import to_array, weak_array, weak_scalar
+from .dtypes import check_scalar, to_array, weak_array, weak_scalar
 from .tensor import Tensor, _uids
 
 __all__ = ["Primitive", "REGISTRY", "primitives", "unbroadcast"]
@@ -225,7 +225,7 @@ def weak_like(value: Any, ref: Tensor, op: str) -> Tensor:
     target = ref._data.dtype
     if (type(value) is float or type(value) is int) and target.kind in "fc":  # `x * 2`: the common case
         if ref._device.kind == "gpu":
-            weak_scalar(value, target, op)  # (checked: 1e39 does not become a float32 inf)
+            check_scalar(value, target, op)  # (1e39 does not become a float32 inf)
             return Tensor._make(_device_scalar(value, target, ref._device), ref._device)
         return Tensor._make(weak_scalar(value, target, op), ref._device)
     array = weak_array(value, target, op)

@@ -223,6 +223,9 @@ def constant(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
 
     Python floats become float32 and ints int32 (as in TensorFlow); NumPy arrays keep their dtype.
     A raw CuPy array stays on its own GPU (inside a ``with eg.device(...)`` scope it goes there).
+    The tensor holds a copy: changing ``value`` afterwards changes nothing. With ``dtype``, values that
+    do not fit (``2**40`` into int32, ``-1`` into uint8, ``1.5`` into int32) are an error, never wrapped
+    (`engine.dtypes` has the rules).
 
     >>> constant(1.5).dtype, constant(2).dtype, constant(np.ones(2)).dtype
     (dtype('float32'), dtype('int32'), dtype('float64'))
