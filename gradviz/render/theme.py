@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Palette", "LIGHT", "DARK", "palette", "detect_theme"]
+__all__ = ["Palette", "LIGHT", "DARK", "palette", "detect_theme", "graph_css", "themed_graph", "JP_VARS"]
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ LIGHT = Palette(
     name="light",
     background="#ffffff",
     text="#1f2328",
-    muted="#6e7781",
+    muted="#59636e",  # 4.5:1 or more on every fill (WCAG AA)
     border="#d0d7de",
     edge="#8c959f",
     tensor_fill="#f6f8fa",
@@ -81,7 +81,7 @@ DARK = Palette(
     name="dark",
     background="#111418",
     text="#e6edf3",
-    muted="#8b949e",
+    muted="#9da7b3",
     border="#30363d",
     edge="#6e7681",
     tensor_fill="#1c2128",
@@ -155,3 +155,73 @@ def _read_theme(path: Path) -> str | None:
     text = re.sub(r"^\s*//.*$", "", text, flags=re.MULTILINE)  # the file is JSON with comments
     match = re.search(r'"theme"\s*:\s*"([^"]+)"', text)
     return match.group(1) if match else None
+
+
+# ---- graph pictures that follow the page's theme (CSS) ---------------------------------------------
+
+#: palette role → the JupyterLab CSS variable it takes where one fits (the light colour is its fallback)
+JP_VARS = {
+    "text": "--jp-ui-font-color1",
+    "background": "--jp-layout-color0",
+    "border": "--jp-border-color2",
+    "watched_border": "--jp-brand-color1",  # an outline: the gradients' text keeps our readable blues
+}
+_ROLES = [f for f in Palette.__dataclass_fields__ if f not in ("name", "font", "mono")]
+THEMED_CLASS = "gv-themed"
+
+
+def graph_css() -> str:
+    """The CSS that re-colours a graph drawn in the light palette (`themed_graph`): each light colour,
+    wherever an element's ``fill`` / ``stroke`` attribute has it, becomes ``var(--gv-ROLE)``, which
+    is the JupyterLab variable of `JP_VARS` (light colour as fallback) or the light colour, and the
+    dark palette's colour under JupyterLab's dark theme (``data-jp-theme-light="false"``). CSS beats
+    presentation attributes, so highlights set later (in Python or in the browser) follow too.
+
+    >>> css = graph_css()
+    >>> "--gv-variable-fill: #fff3d1" in css and '[fill="#fff3d1" i]' in css
+    True
+    """
+    light, dark, rules, seen = [], [], [], set()
+    for role in _ROLES:
+        value = getattr(LIGHT, role).lower()
+        if value in seen or not value.startswith("#"):
+            continue
+        seen.add(value)
+        var = f"--gv-{role.replace('_', '-')}"
+        jp = JP_VARS.get(role)
+        light.append(f"{var}: var({jp}, {value})" if jp else f"{var}: {value}")
+        if not jp:
+            dark.append(f"{var}: {getattr(DARK, role).lower()}")
+        for attr in ("fill", "stroke"):
+            rules.append(f'svg.{THEMED_CLASS} [{attr}="{value}" i] {{ {attr}: var({var}); }}')
+    return (
+        f"svg.{THEMED_CLASS} {{ {'; '.join(light)}; }}\n"
+        f'[data-jp-theme-light="false"] svg.{THEMED_CLASS} {{ {"; ".join(dark)}; }}\n' + "\n".join(rules)
+    )
+
+
+def themed_graph(svg: str) -> str:
+    """A Graphviz SVG drawn with the light palette, made to follow the page's theme: the root gets the
+    class ``gv-themed`` and a ``<style>`` of `graph_css` (light colours stay where CSS does not apply,
+    e.g. a PNG export).
+
+    >>> out = themed_graph('<svg width="8pt" height="8pt"><text fill="#1f2328">x</text></svg>')
+    >>> out.startswith('<svg class="gv-themed" width="8pt"') and "<style>" in out
+    True
+    """
+    start = svg.find("<svg")
+    if start < 0 or f'class="{THEMED_CLASS}"' in svg[start : start + 400]:
+        return svg
+    end = svg.index(">", start) + 1
+    head = svg[start:end].replace("<svg", f'<svg class="{THEMED_CLASS}"', 1)
+    return svg[:start] + head + f"<style>{_css()}</style>" + svg[end:]
+
+
+_CSS: str | None = None
+
+
+def _css() -> str:
+    global _CSS
+    if _CSS is None:
+        _CSS = graph_css()
+    return _CSS

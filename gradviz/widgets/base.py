@@ -159,8 +159,6 @@ def svg_widget_class() -> type:
             panel = traitlets.Unicode("").tag(sync=True)
             info = traitlets.Dict({}).tag(sync=True)
             selected = traitlets.Unicode("").tag(sync=True)
-            theme_mode = traitlets.Unicode("auto").tag(sync=True)
-            page_dark = traitlets.Bool(False).tag(sync=True)
             max_height = traitlets.Int(640).tag(sync=True)
 
         _SVG_WIDGET = SvgWidget

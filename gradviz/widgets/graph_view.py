@@ -26,7 +26,7 @@ from gradviz.render.array_panel import array_html
 from gradviz.render.dot import DEFAULT_SHOW, Drawing, to_dot
 from gradviz.render.graphviz import render_svg
 from gradviz.render.svg import restyle, strip_prolog
-from gradviz.render.theme import palette
+from gradviz.render.theme import palette, themed_graph
 from gradviz.widgets.base import View, esc, info_table, svg_widget_class
 
 __all__ = ["graph", "GraphView", "node_info"]
@@ -132,15 +132,14 @@ class GraphView(View):
         self.edge_highlight: dict[tuple[str, str], dict[str, str]] = {}  # (src, dst) node ids → attributes
         self.text_overrides: dict[str, dict[str, dict[str, str]]] = {}  # node id → {text → attributes}
         self.prefix = f"gvg{next(_prefixes)}"
-        self._page_dark = False
         self._cache: dict[Any, tuple[GraphModel, Drawing, str]] = {}
 
     # ---- the current picture --------------------------------------------------------------------
     @property
     def palette(self) -> Any:
-        if self.theme == "auto" and self._page_dark:
-            return palette("dark")
-        return palette(self.theme)
+        """The colours drawn: "auto" draws the light palette and lets CSS follow the page's theme
+        (`gradviz.render.theme.themed_graph`); "light" / "dark" are fixed."""
+        return palette("light" if self.theme == "auto" else self.theme)
 
     @property
     def model(self) -> GraphModel:
@@ -166,6 +165,8 @@ class GraphView(View):
             drawing = to_dot(model, theme=self.palette, show=self.show, rankdir=self.rankdir,
                              prefix=self.prefix, edge_attrs=edge_attrs)
             svg = render_svg(drawing.source)
+            if self.theme == "auto":
+                svg = themed_graph(svg)
             if len(self._cache) > 8:
                 self._cache.clear()
             self._cache[key] = (model, drawing, svg)
@@ -270,11 +271,9 @@ class GraphView(View):
         w = cls(
             svg=strip_prolog(self.to_svg()),
             info=self._info(),
-            theme_mode=self.theme,
             panel=self._panel_head(),
         )
         w.observe(self._on_select, names="selected")
-        w.observe(self._on_theme, names="page_dark")
         return w
 
     def _panel_head(self) -> str:
@@ -297,10 +296,6 @@ class GraphView(View):
             self.select(change["new"] or None)
         except KeyError:
             self.selected = None
-
-    def _on_theme(self, change: dict) -> None:
-        self._page_dark = bool(change["new"])
-        self._sync()
 
     def _sync(self) -> None:
         """Push the current state to the live widget (when there is one)."""

@@ -332,11 +332,6 @@ class BackpropView(View):
         if k != self.position:
             self.position = k
 
-    def _on_theme(self, change: dict) -> None:
-        self.graph._page_dark = bool(change["new"])
-        self._show()
-        self._sync()
-
     def _sync(self) -> None:
         if self._widget is None:
             return

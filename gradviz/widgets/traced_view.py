@@ -22,7 +22,7 @@ from typing import Any
 from gradviz.render.dot import escape_text
 from gradviz.render.graphviz import render_svg
 from gradviz.render.svg import strip_prolog
-from gradviz.render.theme import palette
+from gradviz.render.theme import palette, themed_graph
 from gradviz.widgets.base import View, esc, info_table, svg_widget_class
 
 __all__ = ["TracedGraphView", "traced_graph"]
@@ -64,7 +64,6 @@ class TracedGraphView(View):
         self.folded: set[str] = {s for s in self.scopes if "/" not in s} if fold else set()
         self.selected: str | None = None  # a node name, or a folded scope
         self.prefix = f"gvt{next(_prefixes)}"
-        self._page_dark = False
         self._cache: dict[Any, tuple[str, dict[str, str]]] = {}
         self._sids: dict[str, str] = {}  # what a picture element stands for → its SVG id, stable across folds
 
@@ -109,7 +108,7 @@ class TracedGraphView(View):
 
     @property
     def palette(self) -> Any:
-        return palette("dark") if self.theme == "auto" and self._page_dark else palette(self.theme)
+        return palette("light" if self.theme == "auto" else self.theme)  # "auto": CSS follows the page
 
     # ---- drawing ----------------------------------------------------------------------------------
     def _owner(self, scope: str) -> str | None:
@@ -225,7 +224,8 @@ class TracedGraphView(View):
 
     # ---- output -----------------------------------------------------------------------------------
     def to_svg(self) -> str:
-        return render_svg(self._drawing()[0])
+        svg = render_svg(self._drawing()[0])
+        return themed_graph(svg) if self.theme == "auto" else svg
 
     def to_html(self) -> str:
         pal = self.palette
@@ -262,11 +262,10 @@ class TracedGraphView(View):
 
     def _build_widget(self) -> Any:
         cls = svg_widget_class()
-        w = cls(svg=strip_prolog(self.to_svg()), info=self._info(), theme_mode=self.theme,
+        w = cls(svg=strip_prolog(self.to_svg()), info=self._info(),
                 panel='<div style="opacity:.75;font-size:12px">Click a node for its name; click a box '
                       "to fold its scope, a folded node to open it.</div>")
         w.observe(self._on_select, names="selected")
-        w.observe(self._on_theme, names="page_dark")
         return w
 
     def _on_select(self, change: dict) -> None:
@@ -274,10 +273,6 @@ class TracedGraphView(View):
             self.select(change["new"] or None)
         except KeyError:
             self.selected = None
-
-    def _on_theme(self, change: dict) -> None:
-        self._page_dark = bool(change["new"])
-        self._sync()
 
     def _sync(self) -> None:
         if self._widget is not None:

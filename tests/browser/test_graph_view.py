@@ -1,0 +1,143 @@
+"""svg_view.js (gv.graph's front end) in Chromium with no kernel: a wide graph starts at a readable
+zoom (its labels >= 9 CSS px) and pans by dragging, − / + / fit / 1:1 zoom, clicks still select, and
+its colours follow JupyterLab's theme (gradviz.render.theme.themed_graph) with readable text."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import engine as eg
+import gradviz as gv
+
+pytestmark = pytest.mark.browser
+
+JS = Path(__file__).resolve().parents[2] / "gradviz" / "widgets" / "svg_view.js"
+HARNESS = """async ([source, state]) => {
+  const listeners = {};
+  const model = {
+    get: (k) => state[k],
+    set: (k, v) => { state[k] = v; (listeners["change:" + k] || []).forEach((f) => f()); },
+    on: (name, f) => { (listeners[name] = listeners[name] || []).push(f); },
+    save_changes: () => {},
+  };
+  const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+  const mod = await import(url);
+  const el = document.createElement("div");
+  el.style.width = "900px";
+  document.body.append(el);
+  mod.default.render({ model, el });
+  window.__model = model;
+}"""
+# The smallest label, in CSS px as drawn: its font size times the picture's scale on screen.
+SMALLEST_TEXT_PX = """() => {
+  const svg = document.querySelector('.gv-svg svg');
+  const scale = svg.getScreenCTM().a;
+  const sizes = [...svg.querySelectorAll('text')].map((t) => parseFloat(t.getAttribute('font-size')) * scale);
+  return Math.min(...sizes);
+}"""
+READABLE_PX = 9.0
+
+
+def wide_graph(branches: int = 24):
+    """A loss summing ``branches`` parallel branches: a graph far wider than a notebook column."""
+    rng = np.random.default_rng(0)
+    ws = [eg.Variable(rng.normal(size=3).astype(np.float32), name=f"w{k}") for k in range(branches)]
+    x = eg.constant(np.ones(3, np.float32))
+    with eg.GradientTape(persistent=True) as tape:
+        loss = sum(eg.sum(eg.tanh(x * w)) for w in ws)
+    return gv.graph(loss, tape, collapse=False)
+
+
+def open_widget(page, view, dark: bool = False):
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    body = ('<body data-jp-theme-light="false" style="background:#111111;--jp-ui-font-color1:#e6e6e6;'
+            '--jp-layout-color0:#111111;--jp-layout-color1:#212121;--jp-brand-color1:#42a5f5">'
+            if dark else "<body>")
+    page.set_content(f"<!DOCTYPE html><html>{body}</body></html>")
+    state = json.loads(json.dumps(view.widget.get_state(), default=str))
+    page.evaluate(HARNESS, [JS.read_text(encoding="utf-8"), state])
+    return errors
+
+
+def zoom(page) -> float:
+    return float(page.get_attribute(".gv-root", "data-gv-zoom-level"))
+
+
+def test_a_wide_graph_starts_readable_and_pans_and_zooms(page):
+    view = wide_graph()
+    errors = open_widget(page, view)
+    pic = page.locator(".gv-svg")
+    assert page.evaluate(SMALLEST_TEXT_PX) >= READABLE_PX - 0.05
+    assert pic.evaluate("(p) => p.scrollWidth > p.clientWidth")  # too wide to show whole: pan it
+    start = zoom(page)
+
+    box = pic.bounding_box()
+    page.mouse.move(box["x"] + 400, box["y"] + 100)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 150, box["y"] + 100, steps=5)
+    page.mouse.up()
+    assert pic.evaluate("(p) => p.scrollLeft") > 100  # dragged to the right part of the graph
+    assert page.evaluate("() => window.__model.get('selected')") in ("", None)  # a pan, not a click
+
+    page.click('[data-gv-zoom="in"]')
+    assert zoom(page) == pytest.approx(start * 1.25, rel=1e-3)
+    page.click('[data-gv-zoom="fit"]')
+    assert pic.evaluate("(p) => p.scrollWidth <= p.clientWidth + 1")  # the whole width in view
+    page.click('[data-gv-zoom="actual"]')
+    assert zoom(page) == pytest.approx(1.0)
+
+    page.click('[data-gv-zoom="fit"]')
+    page.locator(".gv-svg g.node").first.click()
+    assert page.evaluate("() => window.__model.get('selected')")  # a click still selects a node
+    assert errors == []
+
+
+def luminance(rgb: list[float]) -> float:
+    def channel(c: float) -> float:
+        c /= 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (channel(c) for c in rgb[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: list[float], b: list[float]) -> float:
+    hi, lo = sorted([luminance(a), luminance(b)], reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+# Each label's colour against the fill of the shape behind it (its node's), or the page's background.
+LABEL_COLOURS = """() => {
+  const rgb = (text) => { const m = text.match(/[\\d.]+/g) || []; return m.slice(0, 4).map(Number); };
+  const page = rgb(getComputedStyle(document.body).backgroundColor);
+  const background = page.length === 4 && page[3] === 0 ? [255, 255, 255] : page;
+  return [...document.querySelectorAll('.gv-svg svg text')].map((t) => {
+    const shape = t.closest('g')?.querySelector('polygon, ellipse, path');
+    let fill = shape ? rgb(getComputedStyle(shape).fill) : [];
+    if (fill.length < 3 || getComputedStyle(shape).fill === 'none') fill = background;
+    return { text: t.textContent, color: rgb(getComputedStyle(t).fill), behind: fill };
+  });
+}"""
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_graph_labels_follow_the_theme_and_stay_readable(page, dark):
+    x = eg.Variable([1.0, -2.0], name="x")
+    with eg.GradientTape(persistent=True) as tape:
+        y = eg.sum(x * x) - 3.0
+    errors = open_widget(page, gv.graph(y, tape, names={"x": x, "y": y}), dark=dark)
+    labels = page.evaluate(LABEL_COLOURS)
+    assert len(labels) >= 6
+    for label in labels:
+        ratio = contrast(label["color"], label["behind"])
+        where = f"{label['color']} on {label['behind']}"
+        assert ratio >= 4.5, f"{label['text']!r}: contrast {ratio:.2f} ({where})"
+    text_lum = [luminance(label["color"]) for label in labels if label["text"].startswith("x")]
+    assert (min(text_lum) > 0.5) if dark else (max(text_lum) < 0.2)  # light text on dark, dark on light
+    assert errors == []
