@@ -25,7 +25,7 @@ from .. import tracing
 from ..tape import GradientTape
 from ..tensor import Tensor
 from ..variable import Variable
-from .base import Optimizer, _pairs, as_gradient_array
+from .base import Optimizer, _pairs, as_gradient_array, check_trainable_dtype
 
 __all__ = ["Accumulator", "MultiSteps"]
 
@@ -55,19 +55,36 @@ class Accumulator:
         self._vars: dict[int, Variable] = {}
 
     def add(self, grads_and_vars: Iterable[tuple[Any, Variable]]) -> None:
-        """Add one micro-batch's ``(gradient, variable)`` pairs."""
+        """Add one micro-batch's ``(gradient, variable)`` pairs.
+
+        All or nothing: every pair is checked before anything is added, so a bad pair (wrong shape,
+        dtype or device, an integer variable) leaves the accumulator as it was.
+        """
         tracing.refuse("Accumulator.add (and MultiSteps)", "Trace the step that computes the gradients "
                        "and accumulate its results outside the traced function.")
-        pairs = _pairs(grads_and_vars, "Accumulator.add")
-        for g, v in pairs:
-            self._vars.setdefault(v._uid, v)
-            if g is None:
+        op = "Accumulator.add"
+        pairs = _pairs(grads_and_vars, op)
+        for _, v in pairs:
+            check_trainable_dtype(v, op)  # an int mean would be truncated
+        checked = [(None if g is None else as_gradient_array(g, v, op), v) for g, v in pairs]
+        sums = dict(self._sums)
+        for data, v in checked:
+            if data is None:
                 continue
-            data = as_gradient_array(g, v, "Accumulator.add")
-            total = self._sums.get(v._uid)
+            total = sums.get(v._uid)
             with v._device.activate():  # the sum stays on the variable's device
-                self._sums[v._uid] = data.copy() if total is None else total + data
+                sums[v._uid] = data.copy() if total is None else total + data
+        for _, v in checked:  # nothing above changed the accumulator: now commit
+            self._vars.setdefault(v._uid, v)
+        self._sums = sums
         self.count += 1
+
+    def _state(self) -> tuple[int, dict[int, Any], dict[int, Variable]]:
+        """A snapshot for `_restore` (the sums are never changed in place, so copying the dicts is enough)."""
+        return self.count, dict(self._sums), dict(self._vars)
+
+    def _restore(self, state: tuple[int, dict[int, Any], dict[int, Variable]]) -> None:
+        self.count, self._sums, self._vars = state[0], dict(state[1]), dict(state[2])
 
     def gradient(self, var: Variable) -> Tensor | None:
         """The accumulated (summed or averaged) gradient of ``var``, or None if it has none."""
@@ -141,13 +158,27 @@ class MultiSteps:
         return self.optimizer.compute_gradients(loss, var_list, tape=tape)
 
     def apply_gradients(self, grads_and_vars: Iterable[tuple[Any, Variable]]) -> bool:
-        """Accumulate; on every ``every_k``-th call apply and reset. Returns whether it applied."""
-        self.accumulator.add(grads_and_vars)
+        """Accumulate; on every ``every_k``-th call apply and reset. Returns whether it applied.
+
+        All or nothing: if the wrapped optimizer's update fails (a bad learning rate, an error in its
+        rule), this call's gradients are taken back out and the accumulated ones are kept, so fixing
+        the cause and calling again loses nothing.
+        """
+        op = f"{self.name}.apply_gradients"
+        pairs = _pairs(grads_and_vars, op)
+        for g, v in pairs:  # refused now, not k calls later when the update runs
+            if g is not None:
+                check_trainable_dtype(v, op)
+        before = self.accumulator._state()
+        self.accumulator.add(pairs)
         if self.accumulator.count < self.every_k:
             return False
-        pairs = self.accumulator.grads_and_vars()
+        try:
+            self.optimizer.apply_gradients(self.accumulator.grads_and_vars())
+        except BaseException:
+            self.accumulator._restore(before)
+            raise
         self.accumulator.reset()
-        self.optimizer.apply_gradients(pairs)
         return True
 
     def minimize(self, loss: Callable[[], Tensor] | Tensor, var_list: Sequence[Variable] | None = None,

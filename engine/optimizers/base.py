@@ -17,6 +17,7 @@ update rule (`Optimizer._update`) on raw arrays; its state per variable lives in
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -28,7 +29,7 @@ from ..tape import GradientTape
 from ..tensor import Tensor
 from ..variable import Variable
 
-__all__ = ["Optimizer", "as_gradient_array"]
+__all__ = ["Optimizer", "as_gradient_array", "check_trainable_dtype"]
 
 LearningRate = float | Callable[[int], Any]
 
@@ -70,6 +71,18 @@ def as_gradient_array(g: Any, var: Variable, op: str) -> Any:
             f"dtype {var.dtype}. Convert it first: eg.cast(g, '{var.dtype}')."
         )
     return data
+
+
+def check_trainable_dtype(var: Variable, op: str) -> None:
+    """A gradient update needs a floating-point variable: ``w - lr*g`` truncated into an int variable
+    would be silently wrong (``SGD(0.1)`` on ``[1, 2]`` with gradient ``[1, 1]`` would give ``[0, 1]``)."""
+    if var.dtype.kind not in "fc":
+        raise TypeError(
+            f"{op}: variable {_label(var)} has dtype {var.dtype}; gradient updates need a floating-point "
+            f"variable (an {var.dtype} one would silently truncate every update). Create it as float, "
+            f"e.g. eg.Variable(value, dtype='float32'), or leave it out of the updated variables "
+            f"(trainable=False)."
+        )
 
 
 def _pairs(grads_and_vars: Iterable[Any], op: str) -> list[tuple[Any, Variable]]:
@@ -126,6 +139,11 @@ class Optimizer:
         lr = self.learning_rate
         if callable(lr):
             lr = lr(self._iterations if step is None else step)
+        if isinstance(lr, Tensor) and lr.size == 1:
+            lr = lr.item()
+        if isinstance(lr, bool) or not isinstance(lr, int | float | np.number):
+            raise TypeError(f"{self.name}: the learning rate is {type(lr).__name__} {lr!r:.60}; it must "
+                            "be a number (a schedule must return a number for each step).")
         value = float(lr)
         if not math.isfinite(value):
             raise ValueError(f"{self.name}: the learning rate is {value}; it must be a finite number.")
@@ -170,6 +188,8 @@ class Optimizer:
         """
         op = f"{self.name}.apply_gradients"
         given = [(g, v) for g, v in _pairs(grads_and_vars, op) if g is not None]
+        for _, v in given:
+            check_trainable_dtype(v, op)
         checked = [(as_gradient_array(g, v, op), v) for g, v in given]
         if not checked:
             raise ValueError(
@@ -182,19 +202,41 @@ class Optimizer:
                                                     for (g, v), (a, _) in zip(given, checked)])
         lr = self.current_learning_rate()
         step = self._iterations + 1
-        for g, var in checked:
-            self._apply_one(var, g, lr, step)
+        # All or nothing: every new value (and new slot) is computed first, and only then written, so
+        # an error part-way (a failing update rule, memory) leaves variables, slots and iterations as
+        # they were.
+        updates = [self._compute_one(var, g, lr, step) for g, var in checked]
+        for var, new_value, slots, new_slots in updates:
+            self._commit_one(var, new_value, slots, new_slots)
         self._iterations = step
+
+    def _compute_one(self, var: Variable, g: Any, lr: float, step: int) -> tuple[Variable, Any, dict, bool]:
+        """``var``'s new value and slot values from the checked gradient array ``g``, nothing written:
+        ``(var, new value, {slot name: new value or, on var's first update, the new slot Variable},
+        whether the slots are new)``."""
+        with var._device.activate():  # the update and its slots on the variable's device
+            slots = self._slots.get(var._uid)
+            current = ({k: s._data for k, s in slots.items()} if slots is not None else
+                       self._initial_slots(var))
+            new_value, new_slots = self._update(var._device.xp, var._data, g, current, lr, step)
+            new_value = new_value.astype(var.dtype, copy=False)
+            new_slots = {k: value.astype(var.dtype, copy=False) for k, value in new_slots.items()}
+            if slots is None:  # the first update of var: its slots are born with their values
+                new_slots = {k: _slot_variable(v, var, self._slot_name(var, k)) for k, v in new_slots.items()}
+        return var, new_value, new_slots, slots is None
+
+    def _commit_one(self, var: Variable, new_value: Any, new_slots: dict, fresh: bool) -> None:
+        var._data = new_value
+        if fresh:
+            self._register_slots(var, new_slots)
+            return
+        slots = self._slots[var._uid]
+        for k, value in new_slots.items():
+            slots[k]._data = value
 
     def _apply_one(self, var: Variable, g: Any, lr: float, step: int) -> None:
         """Update ``var`` (and its slots) with the checked gradient array ``g``."""
-        with var._device.activate():  # the update and its slots on the variable's device
-            slots = self._slots_of(var)
-            new_value, new_slots = self._update(var._device.xp, var._data, g,
-                                                {k: s._data for k, s in slots.items()}, lr, step)
-            var._data = new_value.astype(var.dtype, copy=False)
-            for k, value in new_slots.items():
-                slots[k]._data = value.astype(var.dtype, copy=False)
+        self._commit_one(*self._compute_one(var, g, lr, step))
 
     def _next_step(self) -> tuple[float, int]:
         """Count one more update; its learning rate and step number (a traced graph's first node of an
@@ -228,12 +270,26 @@ class Optimizer:
     def _slots_of(self, var: Variable) -> dict[str, Variable]:
         slots = self._slots.get(var._uid)
         if slots is None:
-            base = var.name if var.name is not None else "variable"
             with var._device.activate():  # new slots beside their variable
-                slots = {name: _slot_variable(value, var, f"{base}/{self.name}/{name}")
+                slots = {name: _slot_variable(value, var, self._slot_name(var, name))
                          for name, value in self._initial_slots(var).items()}
-            self._slots[var._uid] = slots
+            self._register_slots(var, slots)
         return slots
+
+    def _slot_name(self, var: Variable, name: str) -> str:
+        return f"{var.name if var.name is not None else 'variable'}/{self.name}/{name}"
+
+    def _register_slots(self, var: Variable, slots: dict[str, Variable]) -> None:
+        """Keep ``var``'s slots for as long as ``var`` lives, and no longer.
+
+        Keyed by ``var._uid`` (unique for the process, never reused, unlike ``id()``; a Variable's
+        ``==`` is elementwise, so the Variable itself cannot be a dict key by value). A finalizer
+        drops the entry when the Variable is garbage-collected; it holds only a weak reference to
+        the optimizer, so neither keeps the other alive.
+        """
+        self._slots[var._uid] = slots
+        finalizer = weakref.finalize(var, _forget_slots, weakref.ref(self), var._uid)
+        finalizer.atexit = False
 
     def _value_and_gradients(self, loss: Any, var_list: Any, tape: GradientTape | None):
         op = f"{self.name}.compute_gradients"
@@ -279,6 +335,12 @@ class Optimizer:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self._hyper()} iterations={self._iterations}>"
+
+
+def _forget_slots(optimizer_ref: weakref.ref, uid: int) -> None:
+    optimizer = optimizer_ref()
+    if optimizer is not None:
+        optimizer._slots.pop(uid, None)
 
 
 def _slot_variable(value: Any, var: Variable, name: str) -> Variable:
