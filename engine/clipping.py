@@ -21,8 +21,11 @@ from typing import Any
 
 import numpy as np
 
+from . import backend
 from . import ops as F
-from .primitive import weak_like
+from .clip_args import _checked_clip_norm, _host_value, _like, _refuse_non_finite
+from .ops.reduction import _axes as _reduction_axes
+from .scaled_norm import global_parts, norm_scale, real_like, scaled_l2
 from .tensor import Tensor, convert_to_tensor, is_floating
 
 __all__ = ["clip_by_value", "clip_by_norm", "global_norm", "clip_by_global_norm", "norm"]
@@ -44,30 +47,6 @@ def _require_float(t: Tensor, op: str) -> None:
         )
 
 
-def _like(value: Any, ref: Tensor, op: str, what: str) -> Tensor:
-    """``value`` as a tensor on ``ref``'s device with ``ref``'s dtype (TensorFlow's conversion rule).
-
-    A tensor must already have ``ref``'s dtype; a Python/NumPy float cannot go into an int tensor.
-    """
-    if isinstance(value, Tensor):
-        if value.dtype != ref.dtype:
-            raise TypeError(
-                f"{op}: {what} has dtype {value.dtype} but the tensor has dtype {ref.dtype}; they must "
-                f"match. Convert one with eg.cast({what}, '{ref.dtype}')."
-            )
-        if value._device is not ref._device:
-            raise ValueError(f"{op}: {what} is on {value.device} but the tensor is on {ref.device}; "
-                             f"move it with .to('{ref.device}').")
-        return value
-    array = np.asarray(value)
-    if ref.dtype.kind in "iub" and array.dtype.kind in "fc":
-        raise TypeError(
-            f"{op}: expected {ref.dtype} for {what}, got {value!r} of type {type(value).__name__} instead "
-            f"(the tensor is {ref.dtype}). Use integer bounds, or cast the tensor: eg.cast(t, 'float32')."
-        )
-    return weak_like(value, ref, op)
-
-
 def _no_enlarging(t: Tensor, others: Sequence[Tensor], op: str, names: str) -> None:
     """Bounds may broadcast against ``t`` but must not make the result larger than ``t``."""
     try:
@@ -82,42 +61,13 @@ def _no_enlarging(t: Tensor, others: Sequence[Tensor], op: str, names: str) -> N
         )
 
 
-def _host(t: Tensor) -> np.ndarray:
-    return np.asarray(t.numpy())
-
-
-def _check_clip_norm(clip_norm: Tensor, op: str) -> None:
-    values = _host(clip_norm)
-    if np.any(values < 0):
-        raise ValueError(f"{op}: clip_norm must be >= 0, got {values.ravel()[0]!r}.")
-
-
-def _safe_sqrt(l2sum: Tensor) -> Tensor:
-    """sqrt with a finite gradient at 0 (the gradient there is 0, not 0·inf = NaN).
-
-    ``sqrt`` only ever sees positive numbers: where the sum is 0 (or NaN), the sum itself is used.
-    """
-    positive = l2sum > 0
-    safe = F.where(positive, l2sum, F.ones_like(l2sum))
-    return F.where(positive, F.sqrt(safe), l2sum)
-
-
-def _squares(t: Tensor) -> Tensor:
-    """``|t|²`` elementwise, real: ``t·t`` for real tensors; for complex ones ``|t|·|t|`` (``t·t`` would
-    be complex: ``(3+4j)² = -7+24j``, while ``|3+4j|² = 25``). Norms of complex tensors are real, of the
-    matching real dtype (complex64 → float32), as in TensorFlow; their gradients are refused (the engine
-    computes no gradients through complex values)."""
-    if t.dtype.kind == "c":
-        m = F.abs(t)
-        return m * m
-    return t * t
-
-
-def _real_like(t: Tensor) -> Tensor:
-    """A 0-d tensor of ``t``'s real dtype (float32 for complex64) on its device: what bounds convert to."""
-    dev = t._device
-    with dev.activate():
-        return Tensor._make(dev.xp.zeros((), dtype=np.empty(0, t.dtype).real.dtype), dev)
+def _clip_axes(axes: Any, ndim: int, op: str) -> tuple[int, ...]:
+    """``axes`` as sorted non-negative ints (the reductions' own rule), or a clear error."""
+    if isinstance(axes, bool) or not (isinstance(axes, int | np.integer) or (
+            isinstance(axes, tuple) and all(isinstance(a, int | np.integer) and not isinstance(a, bool)
+                                            for a in axes))):
+        raise TypeError(f"{op}: axes must be None, an int or a tuple of ints, got {axes!r}.")
+    return _reduction_axes(int(axes) if isinstance(axes, int | np.integer) else axes, ndim, op)
 
 
 def _check_list(t_list: Any, op: str) -> list[Any]:
@@ -137,7 +87,8 @@ def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any) -> Tensor:
     The bounds may be scalars or tensors that broadcast to ``t``'s shape (never enlarging it) and
     must have ``t``'s dtype: an int tensor with float bounds is a ``TypeError``, as in TensorFlow.
     NaN stays NaN. Gradient: 1 inside the bounds (inclusive), 0 outside. Unlike TensorFlow (which
-    quietly returns ``clip_value_min`` then), ``min > max`` is a ``ValueError``.
+    quietly returns ``clip_value_min`` then), ``min > max`` is a ``ValueError``, and so is a NaN or
+    infinite bound (for one-sided clipping use ``eg.minimum`` or ``eg.maximum``).
 
     >>> import engine as eg
     >>> eg.clip_by_value(eg.constant([-4, -2, 0, 2, 4, 6]), -2, 2).numpy()
@@ -149,13 +100,23 @@ def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any) -> Tensor:
         raise TypeError(f"{op}: complex numbers have no order (got {t.dtype}); clip the modulus instead: "
                         "eg.clip_by_norm(t, max_norm, axes=...) per element, or clip real and imaginary "
                         "parts as float tensors.")
+    bounds = [(clip_value_min, "clip_value_min"), (clip_value_max, "clip_value_max")]
+    host = {what: _host_value(v, None, t.dtype) for v, what in bounds
+            if not (isinstance(v, Tensor) or backend.is_device_array(v))}
+    for what, values in host.items():  # before converting: 1e39 would become inf in float32
+        _refuse_non_finite(values, op, what)
     hi = _like(clip_value_max, t, op, "clip_value_max")  # max first, as TensorFlow (its Minimum op)
     lo = _like(clip_value_min, t, op, "clip_value_min")
     _no_enlarging(t, (lo, hi), op, "the bounds")
-    if np.any(_host(lo) > _host(hi)):
+    for (v, what), converted in zip(bounds, (lo, hi)):
+        if what not in host:  # a tensor: read back (on a GPU, one small transfer)
+            host[what] = _host_value(v, converted, t.dtype)
+            _refuse_non_finite(host[what], op, what)
+    lo_values, hi_values = host["clip_value_min"], host["clip_value_max"]
+    if np.any(lo_values > hi_values):
         raise ValueError(
-            f"{op}: clip_value_min {_host(lo).tolist()} is greater than clip_value_max "
-            f"{_host(hi).tolist()} (somewhere); swap them."
+            f"{op}: clip_value_min {lo_values.tolist()} is greater than clip_value_max "
+            f"{hi_values.tolist()} (somewhere); swap them."
         )
     return F.clip(t, lo, hi)
 
@@ -169,6 +130,8 @@ def clip_by_norm(t: Any, clip_norm: Any, axes: int | Sequence[int] | None = None
     ``axes``: take the norm over these axes only, so each slice is clipped on its own (``axes=1``
     clips each row of a matrix). The gradient is finite at ``t == 0``. As in TensorFlow,
     ``clip_norm == 0`` gives zeros, and NaN for an all-zero tensor (0/0); inf or NaN entries give NaN.
+    Finite values too large to square (1e20 in float32) are clipped correctly: the norm is taken of
+    ``t / max|t|``. A negative, NaN or infinite ``clip_norm`` is a ``ValueError``.
 
     >>> import engine as eg
     >>> eg.clip_by_norm(eg.constant([3.0, 4.0]), 1.0).numpy()
@@ -178,16 +141,20 @@ def clip_by_norm(t: Any, clip_norm: Any, axes: int | Sequence[int] | None = None
     t = _as_tensor(t, op)
     _require_float(t, op)
     complex_t = t.dtype.kind == "c"
-    c = _like(clip_norm, _real_like(t) if complex_t else t, op, "clip_norm")  # complex t: a real bound
-    _check_clip_norm(c, op)
+    c = _checked_clip_norm(clip_norm, real_like(t) if complex_t else t, op)  # complex t: a real bound
     _no_enlarging(t, (c,), op, "clip_norm")
     if isinstance(axes, list):
         axes = tuple(axes)
-    l2norm = _safe_sqrt(F.sum(_squares(t), axis=axes, keepdims=True))
+    if axes is not None:
+        axes = _clip_axes(axes, t.ndim, op)
+    # TensorFlow's t·c / max(||t||, c), with ||t|| = m·r and u = t/m (no huge or tiny intermediate):
+    # t itself where ||t|| < c, that is r < k = c/m; else u·c / max(r, k) (r >= 1 there, so finite).
+    m, u, r = scaled_l2(t, axes, floor=c)
+    k = c / m
     with np.errstate(divide="ignore", invalid="ignore"):
-        if complex_t:  # one real scale, applied to real and imaginary parts alike
-            return t * F.cast(c / F.maximum(l2norm, c), t.dtype)
-        return t * c / F.maximum(l2norm, c)
+        if complex_t:  # one real scale (u is |t|/m), applied to real and imaginary parts alike
+            return t * F.cast(k / F.maximum(r, k), t.dtype)
+        return F.where(r < k, t, u * (c / F.maximum(r, k)))
 
 
 # ---- global norm -----------------------------------------------------------------------------------
@@ -202,9 +169,15 @@ def global_norm(t_list: Sequence[Any]) -> Tensor:
     9.746794700622559
     """
     op = "global_norm"
-    values = [_as_tensor(t, op) for t in _check_list(t_list, op) if t is not None]
+    values = _float_list(t_list, op)
     if not values:
         return F.zeros((), dtype="float32")
+    scale, r = global_parts(values)
+    return scale * r
+
+
+def _float_list(t_list: Any, op: str) -> list[Tensor]:
+    values = [_as_tensor(t, op) for t in _check_list(t_list, op) if t is not None]
     for v in values:
         _require_float(v, op)
     dtypes = {v.dtype for v in values}
@@ -213,9 +186,7 @@ def global_norm(t_list: Sequence[Any]) -> Tensor:
             f"{op}: the tensors have different dtypes ({', '.join(sorted(map(str, dtypes)))}); "
             "cast them to one dtype first."
         )
-    squares = [F.sum(_squares(v)) for v in values]
-    total = F.sum(F.stack(squares)) if len(squares) > 1 else squares[0]
-    return _safe_sqrt(total)
+    return values
 
 
 def clip_by_global_norm(t_list: Sequence[Any], clip_norm: Any,
@@ -235,15 +206,30 @@ def clip_by_global_norm(t_list: Sequence[Any], clip_norm: Any,
     op = "clip_by_global_norm"
     items = _check_list(t_list, op)
     if use_norm is None:
-        use_norm = global_norm(items)
+        values = _float_list(items, op)
+        ref = real_like(values[0]) if values else F.zeros((), dtype="float32")
+        c = _checked_clip_norm(clip_norm, ref, op)
+        if c.shape != ():
+            if c.size != 1:
+                raise ValueError(f"{op}: clip_norm must be a scalar, got shape {c.shape}.")
+            c = F.reshape(c, ())
+        if values:
+            m, r = global_parts(values)
+            # c / max(norm, c) = k / max(r_c, k) with norm = m_c·r_c, k = c/m_c, m_c = max(m, c·2/max^(1/4))
+            m_c = norm_scale(m, c, axis=None, keepdims=False)  # a constant too
+            k, r_c = c / m_c, r * (m / m_c)
+            with np.errstate(over="ignore", invalid="ignore"):  # a norm beyond the dtype's range is inf
+                scale = k / F.maximum(r_c, k) + (r - r)  # NaN when an input is inf or NaN
+                use_norm = m * r
+        else:
+            scale, use_norm = F.ones((), dtype="float32"), F.zeros((), dtype="float32")
     else:
         use_norm = _as_tensor(use_norm, op)
         _require_float(use_norm, op)
-    c = _like(clip_norm, use_norm, op, "clip_norm")
-    _check_clip_norm(c, op)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        scale_for_finite = c * F.minimum(1.0 / use_norm, 1.0 / c)
-        scale = scale_for_finite + (use_norm - use_norm)  # NaN when use_norm is inf or NaN
+        c = _checked_clip_norm(clip_norm, use_norm, op)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale_for_finite = c * F.minimum(1.0 / use_norm, 1.0 / c)
+            scale = scale_for_finite + (use_norm - use_norm)  # NaN when use_norm is inf or NaN
     clipped: list[Tensor | None] = []
     for t in items:
         if t is None:
@@ -251,7 +237,7 @@ def clip_by_global_norm(t_list: Sequence[Any], clip_norm: Any,
             continue
         t = _as_tensor(t, op)
         _require_float(t, op)
-        clipped.append(t * F.cast(scale, t.dtype))
+        clipped.append(t * (scale if scale.dtype == t.dtype else F.cast(scale, t.dtype)))
     return clipped, use_norm
 
 
@@ -324,7 +310,8 @@ def norm(t: Any, ord: Any = "euclidean", axis: int | Sequence[int] | None = None
     _require_float(t, op)
 
     if ord in ("euclidean", "fro") or (not matrix and ord == 2):
-        result = _safe_sqrt(F.sum(_squares(t), axis=axes, keepdims=True))
+        m, _, r = scaled_l2(t, axes)
+        result = m * r
     elif matrix:
         a0, a1 = axes
         if ord == 1:   # the largest column sum
@@ -335,8 +322,10 @@ def norm(t: Any, ord: Any = "euclidean", axis: int | Sequence[int] | None = None
         result = F.sum(F.abs(t), axis=axes, keepdims=True)
     elif _is_inf(ord):
         result = F.max(F.abs(t), axis=axes, keepdims=True)
-    else:
-        result = F.pow(F.sum(F.pow(F.abs(t), ord), axis=axes, keepdims=True), 1.0 / ord)
+    else:  # m·(sum (|t|/m)^p)^(1/p): no overflow either
+        a = F.abs(t)
+        m = norm_scale(a, axis=axes, keepdims=True)
+        result = m * F.pow(F.sum(F.pow(a / m, ord), axis=axes, keepdims=True), 1.0 / ord)
     if keepdims:
         return result
     if axes is None:
