@@ -10,7 +10,8 @@
   the op, the value, the dtype and its range, never a silently wrapped number.
 - Weak types (binary ops such as ``x * 2``): Python numbers and lists adopt the tensor's dtype; NumPy
   arrays and scalars carry their own dtype, so a float64 array beside a float32 tensor is a dtype
-  mismatch, exactly as two tensors would be (TensorFlow's rule). `apply_gradients` uses the same rule.
+  mismatch, exactly as two tensors would be (as in TensorFlow's type promotion guide: only Python
+  values are weakly typed). `apply_gradients` uses the same rule.
 - Complex numbers: a complex value never joins a real tensor (TypeError; eg.cast to complex64 first),
   and never converts to a real dtype except through `eg.cast` (the real part, as TensorFlow). Ops that
   order values (maximum, <, relu, clip) refuse complex tensors. Norms of complex tensors are real

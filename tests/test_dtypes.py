@@ -102,6 +102,8 @@ def test_cast_of_python_values_checks_the_truncated_range():
         eg.cast(np.array([-1]), "uint8")
     with pytest.raises(ValueError, match="cast: cannot convert inf or NaN to int32"):
         eg.cast([float("nan")], "int32")
+    with pytest.raises(TypeError, match="cast: the ndarray's dtype <U1 is not supported"):
+        eg.cast(np.array(["1"]), "int32")
 
 
 def test_fill_checks_its_value():

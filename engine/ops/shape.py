@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..dtypes import check_cast_range
+from ..dtypes import check_cast_range, to_array
 from ..primitive import Primitive
 from ..tensor import Tensor, as_dtype, constant, convert_to_tensor, is_floating
 
@@ -217,7 +217,7 @@ def cast(x: Any, dtype: Any) -> Tensor:
     """
     dtype = as_dtype(dtype, "cast")
     if not isinstance(x, Tensor):
-        x = constant(x)  # (its values checked against the dtype below; constant copies them)
+        x = constant(to_array(x, "cast"))  # (errors name cast; the values are checked just below)
         check_cast_range(x._data, dtype, "cast")
     if dtype == x.dtype:
         return x
