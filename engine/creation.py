@@ -9,13 +9,14 @@ New tensors go on the current device (see `engine.device`); ``*_like`` ones besi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from . import backend
-from .dtypes import to_array
+from .dtypes import check_endpoints, to_array
 from .tensor import Tensor, as_dtype
 
 __all__ = ["zeros", "ones", "zeros_like", "ones_like", "fill", "eye", "arange", "linspace"]
@@ -121,6 +122,9 @@ def arange(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None) -> 
         dt = np.dtype(np.float32)
     else:
         dt = np.result_type(start, limit, delta)  # NumPy scalars keep their dtype
+    count = math.ceil((limit - start) / delta) if delta else 0
+    if count > 0:  # the values from start to the last one must fit dt (none wraps)
+        check_endpoints(start, start + (count - 1) * delta, as_dtype(dt, "arange"), "arange")
     return _new(lambda xp, d: xp.arange(start, limit, delta, dtype=d), dt)
 
 
@@ -131,4 +135,5 @@ def linspace(start: float, stop: float, num: int, dtype: Any = "float32") -> Ten
     >>> eg.linspace(0.0, 1.0, 3).numpy()
     array([0. , 0.5, 1. ], dtype=float32)
     """
+    check_endpoints(start, stop, as_dtype(dtype, "linspace"), "linspace")  # no value wraps
     return _new(lambda xp, dt: xp.linspace(start, stop, int(num), dtype=dt), dtype)

@@ -226,6 +226,15 @@ def _check_bounds(array: Any, lo: int, hi: int, dtype: np.dtype, op: str) -> Non
                             f"dtype, e.g. dtype={wider}.")
 
 
+def check_endpoints(first: Any, last: Any, dtype: np.dtype, op: str) -> None:
+    """The first and last values of a sequence (arange, linspace) must fit ``dtype`` (checked like any
+    conversion), so that no value of it wraps: ``arange(0, 300, dtype='uint8')`` is an error."""
+    values = [v.item() if isinstance(v, np.generic) else v for v in (first, last)]
+    array = np.asarray(values)
+    if array.dtype.kind in "iuf" and array.dtype != dtype:
+        check_castable(array, dtype, op)
+
+
 def check_cast_range(array: Any, dtype: np.dtype, op: str = "cast") -> None:
     """For `eg.cast` of a user's value: truncation toward zero is allowed (TensorFlow's cast), but the
     truncated value must fit in an integer ``dtype``, and NaN/inf cannot become integers."""

@@ -114,6 +114,18 @@ def test_fill_checks_its_value():
     assert eg.fill([2], 7, dtype="uint8").numpy().tolist() == [7, 7]
 
 
+def test_arange_and_linspace_values_never_wrap():
+    with pytest.raises(OverflowError, match=r"arange: 299 does not fit in uint8 \(range 0 to 255\)"):
+        eg.arange(0, 300, dtype="uint8")
+    with pytest.raises(OverflowError, match=r"arange: 10995116277\d+ does not fit in int32"):
+        eg.arange(2**40, 2**40 + 3, dtype="int32")
+    with pytest.raises(OverflowError, match="linspace: 1000000.0 does not fit in int8"):
+        eg.linspace(0, 1e6, 3, dtype="int8")
+    assert eg.arange(250, 256, 2, dtype="uint8").numpy().tolist() == [250, 252, 254]
+    assert eg.arange(5, 0, -2, dtype="uint8").numpy().tolist() == [5, 3, 1]
+    assert eg.arange(0, 0, dtype="int8").shape == (0,)
+
+
 def test_float_overflow_in_conversions_is_refused():
     with pytest.raises(OverflowError, match="multiply: 1e.39 overflows float32"):
         eg.constant([1.0]) * 1e39
