@@ -283,3 +283,10 @@ def test_raw_cupy_arrays_are_copied_too(device):
     t = eg.constant(raw)
     assert t._data is not raw and backend.device_of_array(t._data).name == device
     assert (eg.constant([1.0, 1.0]).to(device) + raw)._data is not raw
+
+
+def test_graph_feeds_are_range_checked():
+    graph = eg.function(lambda x: x * 2).get_graph(eg.constant([1, 2], dtype="int32"))
+    with pytest.raises(OverflowError, match="Graph.run: feed for 'x': 1099511627776 does not fit in int32"):
+        graph.run("Mul", feeds={"x": [2**40, 1]})
+    assert graph.run("Mul", feeds={"x": [3, 4]}).numpy().tolist() == [6, 8]
