@@ -33,6 +33,7 @@ from .functional import (
     value_and_gradients_function,
 )
 from .graph import Graph, GraphTensor
+from .interop import TapeEscapeWarning
 from .ops import *  # noqa: F403  (the op names are the public API)
 from .ops import __all__ as _op_names
 from .primitive import Primitive, primitives
@@ -49,7 +50,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Function", "Graph", "GraphTensor", "RETRACE_WARNING", "RetracingWarning", "TracingError", "function",
     "name_scope",
-    "BackwardStep", "GradientTape", "Primitive", "Record", "Tensor", "active_tapes", "backward_steps",
+    "BackwardStep", "GradientTape", "Primitive", "Record", "Tensor", "TapeEscapeWarning", "active_tapes",
+    "backward_steps",
     "Variable", "as_dtype", "config", "constant",
     "convert_to_tensor", "device", "gpu_available", "grad", "gradients_function", "implicit_gradients",
     "implicit_value_and_gradients", "list_devices", "memory_info", "nest", "primitives", "random",

@@ -15,25 +15,28 @@ from typing import Any
 
 import numpy as np
 
-from . import backend
+from . import backend, checks
 from .dtypes import check_endpoints, to_array
 from .tensor import Tensor, as_dtype
 
 __all__ = ["zeros", "ones", "zeros_like", "ones_like", "fill", "eye", "arange", "linspace"]
 
 
-def _shape(shape: Any) -> tuple[int, ...]:
-    if isinstance(shape, Tensor):
-        shape = shape.numpy().tolist()
-    if isinstance(shape, int | np.integer):
-        return (int(shape),)
-    return tuple(int(n) for n in shape)
+def _shape(shape: Any, op: str = "zeros", what: str = "shape") -> tuple[int, ...]:
+    """``shape`` checked (ints >= 0), for the op ``op``: TypeError / ValueError naming it."""
+    return checks.shape(shape, op, what)
 
 
-def _new(build, dtype: Any, device: backend.Device | None = None) -> Tensor:
+def numeric_dtype(dtype: Any, op: str) -> np.dtype:
+    """``as_dtype(dtype)`` for a dtype tensors support (bool, int, float, complex); errors name ``op``."""
+    return as_dtype(dtype, op)
+
+
+def _new(build, dtype: Any, device: backend.Device | None = None, op: str = "zeros") -> Tensor:
     dev = device or backend.current_device()
+    dt = numeric_dtype(dtype, op)
     with dev.activate():
-        return Tensor._make(build(dev.xp, as_dtype(dtype)), dev)
+        return Tensor._make(build(dev.xp, dt), dev)
 
 
 def zeros(shape: int | Sequence[int], dtype: Any = "float32") -> Tensor:
@@ -43,7 +46,8 @@ def zeros(shape: int | Sequence[int], dtype: Any = "float32") -> Tensor:
     >>> eg.zeros((2,), dtype='int32').numpy()
     array([0, 0], dtype=int32)
     """
-    return _new(lambda xp, dt: xp.zeros(_shape(shape), dtype=dt), dtype)
+    shape = _shape(shape, "zeros")
+    return _new(lambda xp, dt: xp.zeros(shape, dtype=dt), dtype, op="zeros")
 
 
 def ones(shape: int | Sequence[int], dtype: Any = "float32") -> Tensor:
@@ -53,7 +57,8 @@ def ones(shape: int | Sequence[int], dtype: Any = "float32") -> Tensor:
     >>> eg.ones((2,)).numpy()
     array([1., 1.], dtype=float32)
     """
-    return _new(lambda xp, dt: xp.ones(_shape(shape), dtype=dt), dtype)
+    shape = _shape(shape, "ones")
+    return _new(lambda xp, dt: xp.ones(shape, dtype=dt), dtype, op="ones")
 
 
 def fill(dims: int | Sequence[int], value: Any, dtype: Any = None) -> Tensor:
@@ -63,13 +68,14 @@ def fill(dims: int | Sequence[int], value: Any, dtype: Any = None) -> Tensor:
     >>> eg.fill([2], 7.0).numpy()
     array([7., 7.], dtype=float32)
     """
+    dims = _shape(dims, "fill", "dims")
     if isinstance(value, Tensor):
         value = value.numpy()
     array = to_array(value, "fill", None if dtype is None else as_dtype(dtype, "fill"))  # checked: fits
     if array.ndim:
         raise ValueError(f"fill: value must be a scalar, got shape {array.shape}; use eg.broadcast_to "
                          "for an array.")
-    return _new(lambda xp, d: xp.full(_shape(dims), array, dtype=d), array.dtype)
+    return _new(lambda xp, d: xp.full(dims, array, dtype=d), array.dtype, op="fill")
 
 
 def zeros_like(t: Any, dtype: Any = None) -> Tensor:
@@ -80,7 +86,7 @@ def zeros_like(t: Any, dtype: Any = None) -> Tensor:
     array([0., 0.], dtype=float32)
     """
     t = t if isinstance(t, Tensor) else Tensor(to_array(t, "zeros_like"), backend.current_device())
-    return _new(lambda xp, dt: xp.zeros(t.shape, dtype=dt), dtype or t.dtype, t._device)
+    return _new(lambda xp, dt: xp.zeros(t.shape, dtype=dt), dtype or t.dtype, t._device, op="zeros_like")
 
 
 def ones_like(t: Any, dtype: Any = None) -> Tensor:
@@ -91,7 +97,7 @@ def ones_like(t: Any, dtype: Any = None) -> Tensor:
     array([1, 1], dtype=int32)
     """
     t = t if isinstance(t, Tensor) else Tensor(to_array(t, "ones_like"), backend.current_device())
-    return _new(lambda xp, dt: xp.ones(t.shape, dtype=dt), dtype or t.dtype, t._device)
+    return _new(lambda xp, dt: xp.ones(t.shape, dtype=dt), dtype or t.dtype, t._device, op="ones_like")
 
 
 def eye(num_rows: int, num_columns: int | None = None, dtype: Any = "float32") -> Tensor:
@@ -102,7 +108,9 @@ def eye(num_rows: int, num_columns: int | None = None, dtype: Any = "float32") -
     array([[1., 0.],
            [0., 1.]], dtype=float32)
     """
-    return _new(lambda xp, dt: xp.eye(num_rows, num_columns, dtype=dt), dtype)
+    rows = checks.count(num_rows, "num_rows", "eye")
+    cols = rows if num_columns is None else checks.count(num_columns, "num_columns", "eye")
+    return _new(lambda xp, dt: xp.eye(rows, cols, dtype=dt), dtype, op="eye")
 
 
 def arange(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None) -> Tensor:
@@ -114,8 +122,18 @@ def arange(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None) -> 
     """
     if limit is None:
         start, limit = 0, start
+    for name, v in (("start", start), ("limit", limit), ("delta", delta)):
+        if isinstance(v, Tensor):
+            raise TypeError(f"arange: {name} must be a Python or NumPy number, got a tensor; use "
+                            f"{name}.item().")
+        if isinstance(v, bool) or not isinstance(v, int | float | np.integer | np.floating):
+            raise TypeError(f"arange: {name} must be a number, got {type(v).__name__} {v!r:.40}.")
+        if not np.isfinite(v):
+            raise ValueError(f"arange: {name} must be finite, got {v}.")
+    if delta == 0:
+        raise ValueError("arange: delta (the step) must not be 0.")
     if dtype is not None:
-        dt = as_dtype(dtype)
+        dt = numeric_dtype(dtype, "arange")
     elif all(isinstance(v, int) for v in (start, limit, delta)):
         dt = np.dtype(np.int32)  # Python ints → int32, as TensorFlow
     elif all(isinstance(v, int | float) for v in (start, limit, delta)):
@@ -125,7 +143,7 @@ def arange(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None) -> 
     count = math.ceil((limit - start) / delta) if delta else 0
     if count > 0:  # the values from start to the last one must fit dt (none wraps)
         check_endpoints(start, start + (count - 1) * delta, as_dtype(dt, "arange"), "arange")
-    return _new(lambda xp, d: xp.arange(start, limit, delta, dtype=d), dt)
+    return _new(lambda xp, d: xp.arange(start, limit, delta, dtype=d), dt, op="arange")
 
 
 def linspace(start: float, stop: float, num: int, dtype: Any = "float32") -> Tensor:
@@ -135,5 +153,9 @@ def linspace(start: float, stop: float, num: int, dtype: Any = "float32") -> Ten
     >>> eg.linspace(0.0, 1.0, 3).numpy()
     array([0. , 0.5, 1. ], dtype=float32)
     """
+    num = checks.count(num, "num", "linspace")
+    for name, v in (("start", start), ("stop", stop)):
+        if isinstance(v, bool) or not isinstance(v, int | float | np.integer | np.floating):
+            raise TypeError(f"linspace: {name} must be a number, got {type(v).__name__} {v!r:.40}.")
     check_endpoints(start, stop, as_dtype(dtype, "linspace"), "linspace")  # no value wraps
-    return _new(lambda xp, dt: xp.linspace(start, stop, int(num), dtype=dt), dtype)
+    return _new(lambda xp, dt: xp.linspace(start, stop, num, dtype=dt), dtype, op="linspace")

@@ -12,6 +12,7 @@ TensorFlow's eager API (``gradients_function``, ``implicit_gradients``) and JAX'
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,6 +30,28 @@ def _as_tensors(args: Sequence[Any]) -> list[Tensor]:
     return [a if isinstance(a, Tensor) else convert_to_tensor(a) for a in args]
 
 
+def _differentiable(f: Callable, args: Sequence[Any], xs: Sequence[Any], nums: Sequence[int],
+                    op: str) -> None:
+    """TypeError when an argument to differentiate is not floating: ``eg.grad(f)(1)`` has no gradient
+    (TensorFlow would quietly give None; JAX refuses too), so say which argument and how to fix it."""
+    for i in nums:
+        x = xs[i]
+        if isinstance(x, Tensor) and x.dtype.kind not in "fc":
+            try:
+                names = list(inspect.signature(f).parameters)
+            except (TypeError, ValueError):
+                names = []
+            arg = f"argument {i}" + (f" ({names[i]!r})" if i < len(names) else "")
+            given = args[i]
+            if isinstance(given, bool | int):
+                fix = f"pass {float(given)!r} instead of {given!r}"
+                what = f"the {type(given).__name__} {given!r}"
+            else:
+                fix = "pass floats (e.g. [1.0, 2.0]) or convert with eg.cast(x, 'float32')"
+                what = f"a {x.dtype} value of shape {x.shape}"
+            raise TypeError(f"{op}: {arg} is {what}: only floating-point inputs have gradients; {fix}.")
+
+
 def _scalar(value: Any, where: str) -> Tensor:
     if not isinstance(value, Tensor):
         raise TypeError(f"{where}: the function must return a Tensor, got {type(value).__name__}.")
@@ -43,10 +66,14 @@ def value_and_gradients_function(f: Callable[..., Tensor]) -> Callable[..., tupl
     >>> float(v), float(g)
     (8.0, 12.0)
     """
+    return _value_and_gradients(f, "value_and_gradients_function")
 
+
+def _value_and_gradients(f: Callable[..., Tensor], op: str) -> Callable[..., tuple[Tensor, tuple]]:
     @functools.wraps(f)
     def value_and_grads(*args: Any) -> tuple[Tensor, tuple]:
         xs = _as_tensors(args)
+        _differentiable(f, args, xs, range(len(xs)), op)
         with GradientTape() as tape:
             tape.watch(xs)
             value = _scalar(f(*xs), "gradients_function")
@@ -62,7 +89,7 @@ def gradients_function(f: Callable[..., Tensor]) -> Callable[..., tuple]:
     >>> float(gradients_function(lambda x: x ** 3)(2.0)[0])
     12.0
     """
-    value_and_grads = value_and_gradients_function(f)
+    value_and_grads = _value_and_gradients(f, "gradients_function")
 
     @functools.wraps(f)
     def grads(*args: Any) -> tuple:
@@ -121,6 +148,10 @@ def value_and_grad(f: Callable[..., Tensor], argnums: int | Sequence[int] = 0) -
     >>> [float(t) for t in eg.value_and_grad(lambda x: x * x)(3.0)]
     [9.0, 6.0]
     """
+    return _value_and_grad(f, argnums, "value_and_grad")
+
+
+def _value_and_grad(f: Callable[..., Tensor], argnums: int | Sequence[int], op: str) -> Callable[..., tuple]:
     many = not isinstance(argnums, int)
     nums = tuple(argnums) if many else (argnums,)
 
@@ -131,7 +162,8 @@ def value_and_grad(f: Callable[..., Tensor], argnums: int | Sequence[int] = 0) -
               for a in args]
         for i in nums:
             if i >= len(xs) or not isinstance(xs[i], Tensor):
-                raise ValueError(f"grad: argument {i} (argnums) must exist and be a number, array or Tensor.")
+                raise ValueError(f"{op}: argument {i} (argnums) must exist and be a number, array or Tensor.")
+        _differentiable(f, args, xs, nums, op)
         with GradientTape() as tape:
             tape.watch([xs[i] for i in nums])
             value = _scalar(f(*xs), "grad")
@@ -148,7 +180,7 @@ def grad(f: Callable[..., Tensor], argnums: int | Sequence[int] = 0) -> Callable
     >>> float(grad(grad(lambda x: x ** 3))(2.0))
     12.0
     """
-    value_and_gradient = value_and_grad(f, argnums)
+    value_and_gradient = _value_and_grad(f, argnums, "grad")
 
     @functools.wraps(f)
     def gradient(*args: Any) -> Any:

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from . import backend, tracing
-from .creation import _shape
-from .tensor import Tensor, as_dtype
+from .creation import _shape, numeric_dtype
+from .tensor import Tensor
 
 __all__ = ["set_seed", "normal", "uniform", "truncated_normal", "generator", "hashed_uniform"]
 
@@ -67,11 +67,28 @@ def generator(seed: int | None = None) -> np.random.Generator:
     return np.random.default_rng(seed if _global_seed is None else (_global_seed, seed))
 
 
-def _draw(op: str, sample: Any, dtype: Any) -> Tensor:
+def _check(op: str, dtype: Any, seed: Any, **numbers: Any) -> np.dtype:
+    """The arguments every sampler shares, checked so that errors name ``op`` (not NumPy's sampler)."""
+    dt = numeric_dtype(dtype, op)
+    if dt.kind != "f":
+        raise TypeError(f"{op}: dtype must be floating (float16/32/64), got {dt}. Sample floats, then "
+                        f"convert: eg.cast(eg.random.{op}(...), '{dt}').")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
+        raise TypeError(f"{op}: seed must be an int or None, got {type(seed).__name__} {seed!r:.40}.")
+    for name, value in numbers.items():
+        if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+            raise TypeError(f"{op}: {name} must be a number, got {type(value).__name__} {value!r:.40}.")
+        if not np.isfinite(value):
+            raise ValueError(f"{op}: {name} must be finite, got {value}.")
+    if numbers.get("stddev", 0) < 0:
+        raise ValueError(f"{op}: stddev must be >= 0, got {numbers['stddev']}.")
+    return dt
+
+
+def _draw(op: str, sample: Any, dt: np.dtype) -> Tensor:
     """A tensor of ``sample()`` (host values) on the current device. While `eg.function` traces, the
     draw becomes a graph node that samples again on every call (it is not frozen into a constant)."""
     dev = backend.current_device()
-    dt = as_dtype(dtype)
 
     def draw() -> Any:
         data = sample().astype(dt)
@@ -91,8 +108,9 @@ def normal(shape: int | Sequence[int], mean: float = 0.0, stddev: float = 1.0, d
     >>> eg.random.normal((2, 3), seed=0).shape
     (2, 3)
     """
-    shape = _shape(shape)
-    return _draw("RandomStandardNormal", lambda: generator(seed).normal(mean, stddev, shape), dtype)
+    shape = _shape(shape, "normal")
+    dt = _check("normal", dtype, seed, mean=mean, stddev=stddev)
+    return _draw("RandomStandardNormal", lambda: generator(seed).normal(mean, stddev, shape), dt)
 
 
 def uniform(shape: int | Sequence[int], minval: float = 0.0, maxval: float = 1.0, dtype: Any = "float32",
@@ -104,8 +122,11 @@ def uniform(shape: int | Sequence[int], minval: float = 0.0, maxval: float = 1.0
     >>> bool(u.min() >= 0.0 and u.max() < 1.0)
     True
     """
-    shape = _shape(shape)
-    return _draw("RandomUniform", lambda: generator(seed).uniform(minval, maxval, shape), dtype)
+    shape = _shape(shape, "uniform")
+    dt = _check("uniform", dtype, seed, minval=minval, maxval=maxval)
+    if minval > maxval:
+        raise ValueError(f"uniform: minval ({minval}) must not be greater than maxval ({maxval}).")
+    return _draw("RandomUniform", lambda: generator(seed).uniform(minval, maxval, shape), dt)
 
 
 def truncated_normal(shape: int | Sequence[int], mean: float = 0.0, stddev: float = 1.0,
@@ -116,7 +137,8 @@ def truncated_normal(shape: int | Sequence[int], mean: float = 0.0, stddev: floa
     >>> bool(eg.abs(eg.random.truncated_normal((1000,), seed=0)).numpy().max() <= 2.0)
     True
     """
-    shape = _shape(shape)
+    shape = _shape(shape, "truncated_normal")
+    dt = _check("truncated_normal", dtype, seed, mean=mean, stddev=stddev)
 
     def sample() -> np.ndarray:
         rng = generator(seed)
@@ -127,7 +149,7 @@ def truncated_normal(shape: int | Sequence[int], mean: float = 0.0, stddev: floa
             bad = np.abs(values) > 2
         return mean + stddev * values
 
-    return _draw("TruncatedNormal", sample, dtype)
+    return _draw("TruncatedNormal", sample, dt)
 
 
 # SplitMix64's constants (Steele, Lea & Flood, 2014)

@@ -22,6 +22,7 @@ __all__ = ["Tensor", "constant", "convert_to_tensor", "as_dtype", "is_floating"]
 
 _uids = itertools.count(1)  # every tensor gets a unique id: tapes refer to tensors by it
 _ops: Any = None  # engine.ops, which sets this when it is imported (it imports Tensor from here)
+_interop: Any = None  # engine.interop (NumPy's protocols), which sets this when it is imported
 
 
 def _default_array(value: Any, op: str = "constant") -> Any:
@@ -105,15 +106,16 @@ class Tensor:
         return backend.to_host(self._data).item()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        if tracing.ACTIVE and (tracer := tracing.current()) is not None:
-            tracer.check_value(self, "np.asarray()")
-        array = backend.to_host(self._data)
-        if copy:
-            array = np.array(array, copy=True)
-        elif array is self._data:
-            array = array.view()
-            array.flags.writeable = False  # a tensor is immutable: don't let np.asarray(t) change it
-        return np.asarray(array, dtype=dtype)
+        # np.asarray(t): a host array; inside a recording tape that watches t, a TapeEscapeWarning
+        return _interop.array(self, dtype, copy)
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        # np.sin(t) runs eg.sin(t) (recorded by tapes, on t's device); see engine/interop.py
+        return _interop.array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: tuple, kwargs: dict) -> Any:
+        # np.sum(t, axis=0) runs eg.sum(t, axis=0); see engine/interop.py
+        return _interop.array_function(func, args, kwargs)
 
     # ---- devices ----------------------------------------------------------------------------
     def to(self, device: str | Device) -> Tensor:
@@ -162,6 +164,12 @@ class Tensor:
                 "use eg.reduce_any-style reductions: bool(eg.max(t)) or compare a scalar."
             )
         return bool(self.item())
+
+    def __format__(self, spec: str) -> str:
+        # f"{np.sum(t):.3f}" (np.sum now returns a tensor): a one-element tensor formats as its number
+        if spec and self.size == 1:
+            return format(self.item(), spec)
+        return super().__format__(spec)
 
     def __float__(self) -> float:
         return float(self.item())

@@ -28,6 +28,7 @@ import numpy as np
 from . import backend
 from . import ops as F
 from .data import batches
+from .interop import to_numpy
 from .live_plot import LossPlot, in_notebook
 from .nn import sparse_softmax_cross_entropy
 from .tape import GradientTape
@@ -40,8 +41,8 @@ Pairs = list[tuple[Tensor | None, Any]]
 
 def accuracy(logits: Any, labels: Any) -> float:
     """The fraction of rows whose largest logit is at the integer label."""
-    predicted = np.asarray(logits).argmax(axis=-1)
-    return float(np.mean(predicted == np.asarray(labels)))
+    predicted = to_numpy(logits).argmax(axis=-1)
+    return float(np.mean(predicted == to_numpy(labels)))
 
 
 def _hits(logits: Tensor, labels: Any) -> Tensor:

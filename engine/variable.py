@@ -79,7 +79,7 @@ class Variable(Tensor):
         if isinstance(v, Tensor):
             if v._device is not self._device:
                 raise ValueError(
-                    f"Variable.{op}: the variable {self.name!r} is on {self.device} but the value is on "
+                    f"Variable.{op}: {self._label()} is on {self.device} but the value is on "
                     f"{v.device}; move it first with .to('{self.device}')."
                 )
             data = v._data
@@ -89,19 +89,23 @@ class Variable(Tensor):
             if here is not self._device:
                 if here.kind == "gpu":  # a raw CuPy array: moved, like a tensor, only when asked
                     raise ValueError(
-                        f"Variable.{op}: the variable {self.name!r} is on {self.device} but the CuPy array "
+                        f"Variable.{op}: {self._label()} is on {self.device} but the CuPy array "
                         f"is on {here.name}; move it first: eg.constant(value).to('{self.device}').")
                 data = backend.transfer(data, self._device)  # host values go to the variable's device
         if tuple(data.shape) != self.shape:
             raise ValueError(
-                f"Variable.{op}: shape {tuple(data.shape)} does not match the variable {self.name!r} "
-                f"of shape {self.shape}. Variables keep their shape; reshape the value."
+                f"Variable.{op}: shape {tuple(data.shape)} does not match {self._label()} of shape "
+                f"{self.shape}. Variables keep their shape; reshape the value."
             )
         if data.dtype != self.dtype:
             check_castable(data, self.dtype, f"Variable.{op}")
             with self._device.activate():
                 data = data.astype(self.dtype)
         return data
+
+    def _label(self) -> str:
+        """How messages name this variable: "the Variable 'w'", or "an unnamed Variable"."""
+        return f"the Variable {self.name!r}" if self.name is not None else "an unnamed Variable"
 
     def assign(self, value: Any) -> Variable:
         """Replace the value (same shape); returns the variable."""

@@ -53,6 +53,7 @@ for _name in ("add", "subtract", "multiply", "divide", "negative", "square", "po
               "broadcast_to", "copy_to_device", "where", "cast"):  # (and read_variable, in variable.py)
     _REGISTRY[_name].complex_grad = True
 _tensor._ops = sys.modules[__name__]  # Tensor's operators (x + y, x[i], ...) call the ops defined here
+from .. import interop as _interop  # noqa: E402, F401  (NumPy's protocols on tensors: np.sin(t) → eg.sin(t))
 
 # A Primitive is an object, not a function, so doctest would skip its docstring: list the examples of
 # the public ones here (--doctest-modules runs them with the suite).

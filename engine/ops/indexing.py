@@ -121,4 +121,12 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     try:
         return _getitem(x, key=key)
     except IndexError as exc:
-        raise IndexError(f"getitem: index {key!r} is out of range for shape {x.shape}: {exc}") from None
+        cause = exc.__cause__ or exc  # NumPy's own words, without the engine's "getitem: failed on ..."
+        if x.ndim == 0:
+            raise IndexError(f"getitem: cannot index a 0-d tensor (a scalar) with {_show(key)}; it has no "
+                             "axes. Use it as it is, or its value: x.item().") from None
+        raise IndexError(f"getitem: index {_show(key)} does not fit shape {x.shape}: {cause}") from None
+
+
+def _show(key: tuple) -> str:
+    return repr(key[0]) if len(key) == 1 else repr(key)

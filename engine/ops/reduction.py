@@ -10,9 +10,9 @@
 
 from __future__ import annotations
 
-import builtins
 from typing import Any
 
+from .. import checks
 from ..creation import ones_like, zeros_like
 from ..primitive import Primitive
 from ..tensor import Tensor, convert_to_tensor
@@ -22,15 +22,7 @@ from .shape import _broadcast_to, _reshape, broadcast_to, cast, reshape
 
 
 def _axes(axis: Any, ndim: int, op: str) -> tuple[int, ...] | None:
-    if axis is None:
-        return None
-    axes = (axis,) if isinstance(axis, int) else tuple(int(a) for a in axis)
-    out = []
-    for a in axes:
-        if not -ndim <= a < builtins.max(ndim, 1):
-            raise ValueError(f"{op}: axis {a} is out of range for a tensor with {ndim} dimensions.")
-        out.append(a % ndim if ndim else 0)
-    return tuple(sorted(set(out)))
+    return checks.axes(axis, ndim, op)
 
 
 def _kept_shape(shape: tuple[int, ...], axes: tuple[int, ...] | None) -> tuple[int, ...]:
@@ -131,7 +123,7 @@ def _arg(name, fn):
     def arg(x: Any, axis: int | None = None) -> Tensor:
         x = convert_to_tensor(x)
         if axis is not None:
-            axis = _axes(axis, x.ndim, name)[0]
+            axis = checks.axis(axis, x.ndim, name)
         return prim(x, axis=axis)
 
     arg.__name__ = arg.__qualname__ = name

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .. import checks
 from ..dtypes import check_cast_range, to_array
 from ..primitive import Primitive
 from ..tensor import Tensor, as_dtype, constant, convert_to_tensor, is_floating
@@ -33,7 +34,11 @@ def reshape(x: Any, shape: Sequence[int]) -> Tensor:
     (2, 3)
     """
     x = convert_to_tensor(x)
-    shape = tuple(int(n) for n in (shape if isinstance(shape, list | tuple) else (shape,)))
+    sizes = shape.numpy().tolist() if isinstance(shape, Tensor) else shape
+    sizes = sizes if isinstance(sizes, list | tuple) else (sizes,)
+    shape = tuple(checks.integer(n, "each size in shape", "reshape") for n in sizes)
+    if any(n < -1 for n in shape):
+        raise ValueError(f"reshape: shape {shape} has a negative size; only -1 (inferred) is allowed.")
     known = 1
     for n in shape:
         known *= n if n != -1 else 1
@@ -69,7 +74,8 @@ def transpose(x: Any, perm: Sequence[int] | None = None) -> Tensor:
     (3, 2)
     """
     x = convert_to_tensor(x)
-    perm = tuple(range(x.ndim))[::-1] if perm is None else tuple(int(p) % max(x.ndim, 1) for p in perm)
+    perm = tuple(range(x.ndim))[::-1] if perm is None else tuple(checks.axis(p, x.ndim, "transpose")
+                                                                 for p in perm)
     if sorted(perm) != list(range(x.ndim)):
         raise ValueError(f"transpose: perm {perm} is not a permutation of the {x.ndim} axes of {x.shape}.")
     return _transpose(x, perm=perm)
@@ -88,8 +94,7 @@ def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Tensor:
     """
     x = convert_to_tensor(x)
     if axis is not None:
-        axes = (axis,) if isinstance(axis, int) else tuple(axis)
-        axes = tuple(a % x.ndim for a in axes)
+        axes = checks.axes(axis, x.ndim, "squeeze")
         bad = [a for a in axes if x.shape[a] != 1]
         if bad:
             raise ValueError(f"squeeze: axis {bad[0]} of shape {x.shape} has size {x.shape[bad[0]]}, not 1.")
@@ -109,9 +114,7 @@ def expand_dims(x: Any, axis: int) -> Tensor:
     (1, 2)
     """
     x = convert_to_tensor(x)
-    if not -x.ndim - 1 <= axis <= x.ndim:
-        raise ValueError(f"expand_dims: axis {axis} is out of range for shape {x.shape}.")
-    return _expand_dims(x, axis=int(axis))
+    return _expand_dims(x, axis=checks.axis(axis, x.ndim, "expand_dims", extra=1))
 
 
 _broadcast_to = Primitive(
@@ -130,9 +133,13 @@ def broadcast_to(x: Any, shape: Sequence[int]) -> Tensor:
            [1., 2.]], dtype=float32)
     """
     x = convert_to_tensor(x)
-    shape = tuple(int(n) for n in shape)
+    shape = checks.shape(shape, "broadcast_to")
     if shape == x.shape:
         return x
+    pairs = zip(x.shape[::-1], shape[::-1], strict=False)
+    if len(shape) < x.ndim or any(n != m and n != 1 for n, m in pairs):
+        raise ValueError(f"broadcast_to: shape {x.shape} cannot be broadcast to {shape}: aligned from the "
+                         "right, each size must equal the target's or be 1.")
     return _broadcast_to(x, shape=shape)
 
 
@@ -163,7 +170,7 @@ def concat(values: Sequence[Any], axis: int = 0) -> Tensor:
     ndim = values[0].ndim
     if ndim == 0:
         raise ValueError("concat: cannot join scalars along an axis; use eg.stack.")
-    axis = int(axis) % ndim
+    axis = checks.axis(axis, ndim, "concat")
     for v in values:
         if v.ndim != ndim or v.shape[:axis] + v.shape[axis + 1:] != values[0].shape[:axis] + \
                 values[0].shape[axis + 1:]:
@@ -190,8 +197,7 @@ def stack(values: Sequence[Any], axis: int = 0) -> Tensor:
     shapes = {v.shape for v in values}
     if len(shapes) > 1:
         raise ValueError(f"stack: all tensors need the same shape, got {[v.shape for v in values]}.")
-    ndim = values[0].ndim + 1
-    axis = int(axis) % ndim
+    axis = checks.axis(axis, values[0].ndim, "stack", extra=1)
     return concat([expand_dims(v, axis) for v in values], axis=axis)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import checks
 from ..primitive import Primitive
 from ..tensor import Tensor, convert_to_tensor
 from .elementwise import exp, log
@@ -26,6 +27,22 @@ def _shift_forward(xp: Any, x: Any, axis: int | tuple[int, ...] | None) -> Any:
 
 # An op without a gradient (a constant for tapes), so that a traced graph computes it from each
 # call's input instead of freezing the first call's value (and `apply` runs it on x's device).
+def _floats(x: Any, op: str) -> Tensor:
+    """``x`` as a floating tensor, checked here so that errors name ``op`` (not exp or sum inside it)."""
+    x = convert_to_tensor(x)
+    if x.dtype.kind not in "fc":
+        raise TypeError(f"{op}: expected a floating-point tensor, got {x.dtype} (shape {x.shape}). "
+                        "Convert first: eg.cast(x, 'float32').")
+    return x
+
+
+def _one_axis(x: Tensor, axis: Any, op: str) -> int:
+    if x.ndim == 0:
+        raise ValueError(f"{op}: needs a tensor with at least one axis, got a scalar (0-d) tensor "
+                         f"(the {op} of a single number is trivial). Reshape first: eg.reshape(x, [1]).")
+    return checks.axis(axis, x.ndim, op)
+
+
 _shift = Primitive("logsumexp_shift", _shift_forward, vjps=None,
                    doc="max(x) over axis (kept), infinities replaced by 0: the shift that keeps exp finite.")
 
@@ -37,7 +54,8 @@ def logsumexp(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool 
     >>> eg.logsumexp([1000.0, 1000.0]).numpy()
     array(1000.6932, dtype=float32)
     """
-    x = convert_to_tensor(x)
+    x = _floats(x, "logsumexp")
+    axis = checks.axes(axis, x.ndim, "logsumexp")
     m = _shift(x, axis=axis)  # logsumexp(x) = m + log(sum(exp(x - m))) for any constant m
     out = log(sum(exp(x - m), axis=axis, keepdims=True)) + m
     return out if keepdims else squeeze(out, axis=axis) if axis is not None else reshape(out, ())
@@ -52,7 +70,8 @@ def log_softmax(x: Any, axis: int = -1) -> Tensor:
     >>> log_softmax([1000.0, 1000.0]).numpy()
     array([-0.6931472, -0.6931472], dtype=float32)
     """
-    x = convert_to_tensor(x)
+    x = _floats(x, "log_softmax")
+    axis = _one_axis(x, axis, "log_softmax")
     z = x - _shift(x, axis=axis)
     return z - log(sum(exp(z), axis=axis, keepdims=True))
 
@@ -64,6 +83,7 @@ def softmax(x: Any, axis: int = -1) -> Tensor:
     >>> softmax([1000.0, 1000.0]).numpy()
     array([0.5, 0.5], dtype=float32)
     """
-    x = convert_to_tensor(x)
+    x = _floats(x, "softmax")
+    axis = _one_axis(x, axis, "softmax")
     e = exp(x - _shift(x, axis=axis))
     return e / sum(e, axis=axis, keepdims=True)

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from engine.interop import to_numpy
+
 __all__ = ["Trajectory", "Update", "run_optimizer", "factories", "evaluate_many", "nice_box",
            "standard_optimizers"]
 
@@ -136,7 +138,7 @@ def run_optimizer(f: Callable[[Any], Any], start: np.ndarray, optimizer: Any, st
     else:
         final_loss, final_grad = math.nan, None
     return Trajectory(name or getattr(optimizer, "name", type(optimizer).__name__),
-                      float(optimizer.current_learning_rate(0)), np.asarray(start), updates,
+                      float(optimizer.current_learning_rate(0)), to_numpy(start), updates,
                       final_loss, final_grad, diverged)
 
 
@@ -209,12 +211,12 @@ def evaluate_many(f: Callable[[Any], Any], points: np.ndarray, dtype: np.dtype) 
     import engine as eg
 
     def one(p: np.ndarray) -> float:
-        return float(np.asarray(f(eg.constant(np.asarray(p, dtype=dtype)))).reshape(()))
+        return float(to_numpy(f(eg.constant(np.asarray(p, dtype=dtype)))).reshape(()))
 
     n = points.shape[0]
     stacked = np.ascontiguousarray(points.T if points.ndim == 2 else points, dtype=dtype)
     try:
-        out = np.asarray(f(eg.constant(stacked)), dtype=float)
+        out = to_numpy(f(eg.constant(stacked)), dtype=float)
         if out.shape == (n,):
             probe = np.random.default_rng(0).choice(n, size=min(n, 4), replace=False)
             if all(np.isclose(out[i], one(points[i]), rtol=1e-4, atol=1e-6, equal_nan=True) for i in probe):

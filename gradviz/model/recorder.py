@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from engine.interop import to_numpy
+
 __all__ = ["Recorder", "GRADIENT_STATS"]
 
 #: The statistics kept for every variable at every step.
@@ -97,7 +99,7 @@ def _scalar_tensor(value: Any, name: str) -> Any:
 
 def _as_float(value: Any, name: str) -> float:
     """A recorded scalar as a Python float (a one-element tensor/array, or a number)."""
-    array = np.asarray(value)
+    array = to_numpy(value)
     if array.size != 1:
         raise ValueError(
             f"Recorder.record: the scalar {name!r} has shape {array.shape}; only one-element values "
@@ -110,7 +112,7 @@ def _as_float(value: Any, name: str) -> float:
 
 def _host(t: Any) -> np.ndarray:
     """A host float64 copy of a tensor / array (reading a Variable this way records nothing)."""
-    return np.array(t, dtype=np.float64, copy=True)
+    return np.array(to_numpy(t), dtype=np.float64, copy=True)
 
 
 def _variable_name(var: Any, index: int) -> str:

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from engine.interop import to_numpy
+
 __all__ = ["number", "short", "full", "shape_text", "norm"]
 
 
@@ -36,7 +38,7 @@ def number(v: Any, digits: int = 4) -> str:
 
 def short(a: Any, max_items: int = 4) -> str:
     """A value for a node label: the number, a short list, or a [min … max] range for large arrays."""
-    a = np.asarray(a)
+    a = to_numpy(a)
     if a.size == 1:
         return number(a.reshape(-1)[0])
     if a.size == 0:
@@ -69,7 +71,7 @@ def _nested(a: np.ndarray) -> str:
 
 def full(a: Any, threshold: int = 400) -> str:
     """The whole value (up to ``threshold`` elements, then NumPy's summary), for tooltips and panels."""
-    a = np.asarray(a)
+    a = to_numpy(a)
     if a.ndim == 0:
         return number(a.item())
     return np.array2string(
@@ -84,5 +86,6 @@ def shape_text(shape: tuple[int, ...]) -> str:
 
 def norm(a: Any) -> float:
     """The L2 norm of an array (nan when it holds a NaN)."""
-    a = np.asarray(a, dtype=np.float64) if np.asarray(a).dtype.kind != "c" else np.abs(np.asarray(a))
+    a = to_numpy(a)
+    a = np.abs(a) if a.dtype.kind == "c" else a.astype(np.float64)
     return float(np.sqrt(np.sum(np.square(a))))

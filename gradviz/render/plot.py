@@ -119,9 +119,9 @@ def fmt(x: Any, digits: int = 4) -> str:
     """A number for a table: short, NaN/inf spelled out, arrays element-wise."""
     import math
 
-    import numpy as np
+    from engine.interop import to_numpy
 
-    array = np.asarray(x)
+    array = to_numpy(x)
     if array.ndim > 0:
         items = [fmt(v, digits) for v in array.ravel()[:6]]
         more = ", …" if array.size > 6 else ""
@@ -207,7 +207,9 @@ def fmt_exact(x: Any) -> str:
     9.1000004): what a trace table shows, digit for digit what the engine computed."""
     import numpy as np
 
-    array = np.asarray(x)
+    from engine.interop import to_numpy
+
+    array = to_numpy(x)
     if array.ndim > 0:
         more = ", …" if array.size > 6 else ""
         return "[" + ", ".join(fmt_exact(v) for v in array.ravel()[:6]) + more + "]"
@@ -261,6 +263,8 @@ def wants_log(values: Any, span: float = 20.0) -> bool:
     """Whether positive ``values`` span more than ``span``× (a log scale then reads better)."""
     import numpy as np
 
-    v = np.asarray(values, dtype=float)
+    from engine.interop import to_numpy
+
+    v = to_numpy(values, dtype=float)
     v = v[np.isfinite(v) & (v > 0)]
     return bool(v.size > 1 and v.max() / v.min() > span)
