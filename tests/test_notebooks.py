@@ -76,6 +76,13 @@ def test_runs_top_to_bottom(path: Path, lesson):
         if cell.cell_type == "code" and cell.source.strip() and cell.execution_count is None
     ]
     assert not not_run, f"code cells {not_run} of {path.name} did not run"
+    escaped = [  # np.asarray of a tensor a tape watches: only where a cell shows it on purpose
+        i
+        for i, cell in enumerate(run.nb.cells)
+        if cell.cell_type == "code" and "TapeEscapeWarning" in str(cell.get("outputs", ""))
+        and "TapeEscapeWarning" not in cell.source
+    ]
+    assert not escaped, f"code cells {escaped} of {path.name} warn with eg.TapeEscapeWarning"
     if run.seconds > SLOW_AFTER_S and not _is_slow(path):
         warnings.warn(
             f"{path.name} took {run.seconds:.0f} s: set metadata.gradlab.slow = true in the notebook",

@@ -79,7 +79,8 @@ def test_ndarray_operators_with_a_tensor_are_recorded(no_escape):
     with eg.GradientTape() as tape:
         tape.watch(x)
         y = np.array([3.0, 4.0], np.float32) * x + np.float32(1.0) - x
-    assert isinstance(y, eg.Tensor)
+        z = np.multiply(np.array([3.0, 4.0], np.float32), x)  # the ufunc called directly, as NumPy does
+    assert isinstance(y, eg.Tensor) and isinstance(z, eg.Tensor)
     np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [2.0, 3.0])
 
 
@@ -157,6 +158,7 @@ def test_bool_results_and_unwatched_tensors_pass_inside_a_tape(no_escape):
         tape.watch(x)
         np.testing.assert_array_equal(np.isnan(x), [False, True])
         np.testing.assert_allclose(np.arctan(other), np.arctan([1.0, 2.0]), rtol=1e-6)
+        assert isinstance(np.exp(x), eg.Tensor) and len(tape.records) == 1  # ... and the engine op recorded
 
 
 def test_asarray_of_a_watched_tensor_warns_and_names_the_escape():
@@ -193,10 +195,15 @@ def test_gradviz_reads_values_without_the_warning(no_escape):
     with eg.GradientTape() as tape:
         tape.watch(x)
         assert short(x) and full(x) and norm(x) == 5.0
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            np.asarray(x)  # where a user's own np.asarray does warn
+    assert [w.category for w in caught] == [eg.TapeEscapeWarning]
 
 
 def test_formatting_a_scalar_result():
-    assert f"{np.sum(eg.constant([1.0, 2.5])):.2f}" == "3.50"
+    total = np.sum(eg.constant([1.0, 2.5]))
+    assert isinstance(total, eg.Tensor) and f"{total:.2f}" == "3.50" and f"{total}".startswith("<Tensor")
 
 
 @pytest.mark.parametrize("device", DEVICES)

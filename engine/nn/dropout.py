@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import checks
 from .. import ops as F
 from .. import random as _random
 from ..primitive import Primitive
@@ -53,7 +54,12 @@ def dropout(x: Any, rate: float, training: bool = True, seed: int | None = None,
         raise TypeError(f"dropout: expected a floating-point tensor, got {x.dtype}. Cast it first.")
     if not training or rate == 0:
         return x
-    shape = x.shape if noise_shape is None else tuple(int(n) for n in noise_shape)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
+        raise TypeError(f"dropout: seed must be an int or None, got {type(seed).__name__} {seed!r:.40}.")
+    shape = x.shape if noise_shape is None else checks.shape(noise_shape, "dropout", "noise_shape")
+    if len(shape) > x.ndim or any(n not in (1, m) for n, m in zip(shape[::-1], x.shape[::-1], strict=False)):
+        raise ValueError(f"dropout: noise_shape {shape} does not broadcast to x's shape {x.shape}: aligned "
+                         "from the right, each size must equal x's or be 1.")
     return F.multiply(x, _mask(x, rate=float(rate), seed=seed, shape=shape, seed_fn=_seed_fn))
 
 

@@ -58,6 +58,11 @@ def matmul(a: Any, b: Any) -> Tensor:
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: scalars cannot be matrix-multiplied (shapes {a.shape} and {b.shape}); "
                          "use * for scaling.")
+    inner_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
+    if a.shape[-1] != inner_b:
+        which = "only" if b.ndim == 1 else "second-to-last"
+        raise ValueError(f"matmul: inner dimensions differ: {a.shape} @ {b.shape}: the last axis of the "
+                         f"first ({a.shape[-1]}) must equal the {which} axis of the second ({inner_b}).")
     a2 = expand_dims(a, 0) if a.ndim == 1 else a
     b2 = expand_dims(b, -1) if b.ndim == 1 else b
     out = _matmul(a2, b2)
