@@ -19,7 +19,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Palette", "LIGHT", "DARK", "palette", "detect_theme", "graph_css", "themed_graph", "JP_VARS"]
+__all__ = ["Palette", "LIGHT", "DARK", "palette", "detect_theme", "graph_css", "themed_graph", "JP_VARS",
+           "css_color", "widget_css"]
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ LIGHT = Palette(
     op_border="#8250df",
     op_text="#4c2889",
     group_fill="#eef4ff",
-    grad_pos="#0969da",
+    grad_pos="#0757ba",  # not watched_border's colour: that one becomes --jp-brand-color1
     grad_neg="#cf222e",
     target_border="#bf3989",
     highlight="#fb8f44",
@@ -167,6 +168,8 @@ JP_VARS = {
     "watched_border": "--jp-brand-color1",  # an outline: the gradients' text keeps our readable blues
 }
 _ROLES = [f for f in Palette.__dataclass_fields__ if f not in ("name", "font", "mono")]
+#: the panels' words of verdict (good / bad / warn) → the palette role whose colours they use
+STATUS = {"good": "receive", "bad": "grad_neg", "warn": "variable_border"}
 THEMED_CLASS = "gv-themed"
 
 
@@ -225,3 +228,26 @@ def _css() -> str:
     if _CSS is None:
         _CSS = graph_css()
     return _CSS
+
+
+def css_color(status: str) -> str:
+    """A panel's colour for ``status`` ("good", "bad", "warn"), readable in the light and the dark theme:
+    a CSS variable that `widget_css` sets (the light colour as fallback, e.g. in a static page).
+
+    >>> css_color("bad")
+    'var(--gv-bad, #cf222e)'
+    """
+    return f"var(--gv-{status}, {getattr(LIGHT, STATUS[status])})"
+
+
+def widget_css() -> str:
+    """The CSS the widgets' front ends add to their style: the `css_color` variables, dark under
+    JupyterLab's dark theme.
+
+    >>> "--gv-good: #56d364" in widget_css()
+    True
+    """
+    light = "; ".join(f"--gv-{k}: {getattr(LIGHT, role)}" for k, role in STATUS.items())
+    dark = "; ".join(f"--gv-{k}: {getattr(DARK, role)}" for k, role in STATUS.items())
+    return f".gradviz, .gv-root {{ {light}; }}\n[data-jp-theme-light=\"false\"] .gradviz, " \
+           f"[data-jp-theme-light=\"false\"] .gv-root {{ {dark}; }}\n"

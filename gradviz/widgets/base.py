@@ -152,6 +152,8 @@ def svg_widget_class() -> type:
         import anywidget  # noqa: PLC0415
         import traitlets  # noqa: PLC0415
 
+        from gradviz.render.theme import widget_css  # noqa: PLC0415
+
         class SvgWidget(anywidget.AnyWidget):
             gv_state_holds_picture = True  # the output's fallback is a notice (static_state)
             _esm = Path(__file__).with_name("svg_view.js")
@@ -160,6 +162,7 @@ def svg_widget_class() -> type:
             info = traitlets.Dict({}).tag(sync=True)
             selected = traitlets.Unicode("").tag(sync=True)
             max_height = traitlets.Int(640).tag(sync=True)
+            css = traitlets.Unicode(widget_css()).tag(sync=True)  # the theme's colours
 
         _SVG_WIDGET = SvgWidget
     return _SVG_WIDGET

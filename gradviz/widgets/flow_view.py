@@ -285,6 +285,7 @@ class FlowView(PlotWidget):
 
     def _panel(self) -> str:
         from gradviz.render.plot import fmt
+        from gradviz.render.theme import css_color
 
         steps, names, norms = self._summary("norm")
         ratios = self._summary("update_ratio")[2]
@@ -297,11 +298,11 @@ class FlowView(PlotWidget):
             flag = ""
             if np.isfinite(ratio) and ratio > 0:
                 if ratio > 30 * RATIO_GUIDE:
-                    flag = " <span style='color:#d1242f'>(large steps)</span>"
+                    flag = f" <span style='color:{css_color('bad')}'>(large steps)</span>"
                 elif ratio < RATIO_GUIDE / 30:
-                    flag = " <span style='color:#9a6700'>(barely moving)</span>"
+                    flag = f" <span style='color:{css_color('warn')}'>(barely moving)</span>"
             if not np.isfinite(norms[k, j]):
-                flag += " <span style='color:#d1242f'>(no / non-finite gradient)</span>"
+                flag += f" <span style='color:{css_color('bad')}'>(no / non-finite gradient)</span>"
             rows.append(f"<tr><td style='text-align:left'>{html.escape(name)}</td><td>{fmt(norms[k, j])}</td>"
                         f"<td>{fmt(maxes[k, j])}</td><td>{fmt(weights[k, j])}</td>"
                         f"<td>{fmt(ratio)}{flag}</td></tr>")

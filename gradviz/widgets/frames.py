@@ -36,6 +36,7 @@ from gradviz.render.svg_layers import (
     svg_with_layers,
     themed_svg,
 )
+from gradviz.render.theme import widget_css
 
 __all__ = [
     "Frames", "Control", "FrameControl", "trait_control", "plot_frames", "frames_widget_class",
@@ -148,6 +149,7 @@ class Frames:
         return {
             "kind": self.kind, "title": self.title, "note": self.note, "picture": self.picture,
             "controls": self.controls, "index": dict(self.index), "layers": self.layers, "info": self.info,
+            "css": widget_css(),
         }
 
     def size_bytes(self) -> int:
@@ -180,6 +182,7 @@ def frames_widget_class() -> type:
             index = traitlets.Dict({}).tag(sync=True)
             layers = traitlets.List([]).tag(sync=True)
             info = traitlets.Dict({}).tag(sync=True)
+            css = traitlets.Unicode("").tag(sync=True)
 
         _WIDGET = FramesWidget
     return _WIDGET

@@ -174,7 +174,7 @@ function makeControl(spec, get, set) {
 
 function render({ model, el }) {
   const style = document.createElement("style");
-  style.textContent = STYLE;
+  style.textContent = STYLE + (model.get("css") || ""); // the theme's colours (gradviz.render.theme)
   const root = document.createElement("div");
   root.className = "gvf-root gradviz";
   root.dataset.gvWidget = model.get("kind") || "frames";

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import traitlets
 
+from gradviz.render.theme import css_color
 from gradviz.widgets.plot_widget import PlotWidget
 
 __all__ = ["check_gradients", "GradientCheck"]
@@ -285,7 +286,7 @@ class GradientCheck(PlotWidget):
         nones = [n for n, none in zip(self.names, self.none_gradient) if none]
         none_note = (f"<br/><i>The engine's gradient for {html.escape(', '.join(nones))} is None (f does not "
                      "depend on it); compared as 0.</i>" if nones else "")
-        color = "#1a7f37" if self.ok else "#d1242f"
+        color = css_color("good" if self.ok else "bad")
         return (
             "<style>.gv-gc td,.gv-gc th{padding:1px 8px;text-align:right;font-family:monospace}</style>"
             f"<div style='font-size:12px'><b style='color:{color}'>{html.escape(self.summary())}</b><br/>"

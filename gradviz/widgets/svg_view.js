@@ -59,7 +59,7 @@ function button(text, action, title) {
 
 function render({ model, el }) {
   const style = document.createElement("style");
-  style.textContent = STYLE;
+  style.textContent = STYLE + (model.get("css") || ""); // the theme's colours (gradviz.render.theme)
   const root = document.createElement("div");
   root.className = "gv-root";
   root.dataset.gvWidget = "graph";
