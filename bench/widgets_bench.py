@@ -207,12 +207,26 @@ def deep_mlp(layers: int, seed: int = 0) -> tuple[Any, Any]:
     return tape, loss
 
 
-def _output_bytes(view: Any) -> int:
-    """The bytes a notebook stores for a widget's output: its static HTML plus the widget's state."""
+def _output_bytes(view: Any) -> tuple[int, int]:
+    """The bytes a notebook stores for a widget's output: the output's mime bundle (its text/html
+    fallback and the widget view) and the widget's state (saved in the notebook's metadata)."""
     import json  # noqa: PLC0415
 
+    bundle = view._repr_mimebundle_()
     state = view.widget.get_state()
-    return len(view.to_html().encode()) + len(json.dumps(state, default=str).encode())
+    return len(json.dumps(bundle).encode()), len(json.dumps(state, default=str).encode())
+
+
+def _output_note(view: Any) -> str:
+    bundle, state = _output_bytes(view)
+    return (f"output {(bundle + state) / 1e6:.3f} MB (fallback {bundle / 1e6:.3f} + state "
+            f"{state / 1e6:.3f}), {_svg_count(view)} picture(s)")
+
+
+def _svg_count(view: Any) -> int:
+    import json  # noqa: PLC0415
+
+    return (json.dumps(view._repr_mimebundle_()) + json.dumps(view.widget.get_state())).count("<svg")
 
 
 @case("big graphs", "gv.graph: default (folded) view; build + fold + layout + SVG", target_s=1.0)
@@ -230,10 +244,8 @@ def big_graphs() -> list[Row]:
         view = gv.graph(y, tape)
         svg = view.to_svg()
         boxes = svg.count('class="node"')
-        note = (
-            f"{len(view.full_model):,} nodes → {boxes} boxes, {len(svg) / 1e6:.3f} MB SVG, "
-            f"output {_output_bytes(view) / 1e6:.3f} MB"
-        )
+        note = (f"{len(view.full_model):,} nodes → {boxes} boxes, {len(svg) / 1e6:.3f} MB SVG, "
+                f"{_output_note(view)}")
         rows.append((label, t, note))
     tape, y = long_chain(2000)
     view = gv.graph(y, tape)
@@ -339,10 +351,12 @@ def _state_mb(widget: Any) -> float:
 def kernel_free_rows(label: str, make: Callable[[], Any]) -> list[Row]:
     """Create (every frame computed), the state's size, and a control move in the browser."""
     create = timed(lambda: make().widget, repeats=3)
-    widget = make().widget
+    view = make()
+    widget = view.widget
     median, slowest, count = browser_moves(widget)
     return [
-        (f"{label}: create (computes every frame)", create, f"state {_state_mb(widget):.3f} MB"),
+        (f"{label}: create (computes every frame)", create, f"state {_state_mb(widget):.3f} MB; "
+         f"{_output_note(view)}"),
         (f"{label}: a control move in the browser (median of {count})", median,
          f"slowest {slowest * 1000:.1f} ms; no kernel round trip"),
     ]
