@@ -102,6 +102,17 @@ class TransferCount:
         return f"<TransferCount to_host={self.to_host} to_device={self.to_device}>"
 
 
+@pytest.fixture(autouse=True)
+def _isolated_random_state() -> Iterator[None]:
+    """Every test starts from the random state the one before it found: a test that calls
+    ``eg.random.set_seed`` cannot change the numbers (shuffles, dropout masks) of a later test."""
+    from engine import random as eg_random
+
+    state = eg_random._get_state()
+    yield
+    eg_random._set_state(state)
+
+
 @pytest.fixture
 def transfers() -> Callable[[], contextlib.AbstractContextManager[TransferCount]]:
     """``with transfers() as count: ...`` then ``count.to_host``: the fake CuPy's counted copies.
