@@ -27,6 +27,10 @@ def jacobian(tape: Any, target: Tensor, sources: Any, unconnected_gradients: str
     """
     tape._start_gradient()
     flat_sources = nest.flatten(sources)
+    if target.size == 0:  # no rows: one pass with the (empty) seed tells which sources are connected
+        empty = _empty_jacobians(tape, target, flat_sources, unconnected_gradients)
+        tape._finish_gradient()
+        return nest.pack_like(sources, empty)
     rows: list[list[Tensor | None]] = []
     for i in range(int(target.size)):
         seed = _one_hot(target, i)
@@ -35,12 +39,25 @@ def jacobian(tape: Any, target: Tensor, sources: Any, unconnected_gradients: str
     out = []
     for k, src in enumerate(flat_sources):
         col = [row[k] for row in rows]
-        if not col or any(g is None for g in col):
-            out.append(None if unconnected_gradients == "none" or not col else
+        if any(g is None for g in col):
+            out.append(None if unconnected_gradients == "none" else
                        _zeros_beside(src, target.shape + src.shape))
             continue
         out.append(ops.reshape(ops.stack(col, axis=0), target.shape + src.shape))
     return nest.pack_like(sources, out)
+
+
+def _empty_jacobians(tape: Any, target: Tensor, sources: list[Tensor], unconnected_gradients: str,
+                     batch: bool = False) -> list[Tensor | None]:
+    """The Jacobians of a ``target`` with no elements (or, ``batch``, no elements per example): zeros of
+    shape ``target.shape + source.shape`` (``source.shape[1:]`` for batch Jacobians), which hold no
+    numbers, or None for a source the target does not depend on (``unconnected_gradients="none"``).
+    One backward pass with an all-zero seed tells which sources are connected."""
+    with target._device.activate():
+        seed = Tensor._make(target._device.xp.zeros(target.shape, dtype=target.dtype), target._device)
+    grads = tape._gradients([target], sources, [seed], unconnected_gradients)
+    return [None if g is None else _zeros_beside(src, target.shape + src.shape[1 if batch else 0:])
+            for g, src in zip(grads, sources)]
 
 
 def batch_jacobian(tape: Any, target: Tensor, source: Tensor,
@@ -60,6 +77,10 @@ def batch_jacobian(tape: Any, target: Tensor, source: Tensor,
     n_inner = 1
     for n in inner:
         n_inner *= n
+    if n_inner == 0 or batch == 0:  # nothing to seed: zeros (B, *T, *S) with no elements, or None
+        [empty] = _empty_jacobians(tape, target, [source], unconnected_gradients, batch=True)
+        tape._finish_gradient()
+        return empty
     for j in range(n_inner):
         seed = _batch_one_hot(target, j)
         cols.append(tape._gradients([target], [source], [seed], unconnected_gradients)[0])
@@ -86,7 +107,7 @@ def _one_hot(target: Tensor, index: int) -> Tensor:
 def _batch_one_hot(target: Tensor, index: int) -> Tensor:
     xp = target._device.xp
     with target._device.activate():
-        data = xp.zeros((target.shape[0], max(target.size // max(target.shape[0], 1), 1)), dtype=target.dtype)
+        data = xp.zeros((target.shape[0], target.size // target.shape[0]), dtype=target.dtype)  # B > 0
         data[:, index] = 1
         data = data.reshape(target.shape)
     return Tensor._make(data, target._device)
