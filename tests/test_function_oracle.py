@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import engine as eg
-from tests.helpers import DEVICES
+from tests.helpers import DEVICES, assert_rounding_close
 
 oracle = pytest.importorskip("tests.test_oracle_autograd")
-STEPS, _program = oracle.STEPS, oracle._program
+STEPS, _program, largest_value = oracle.STEPS, oracle._program, oracle.largest_value
 
 
 def _derivatives(engine_f):
@@ -53,11 +53,18 @@ def _check_here(indices, seeds):
     names = [STEPS[i][0] for i in indices]
     for seed in seeds:  # the first call traces, the others replay on new values
         args = _inputs(seed)
-        want = run(*args)
-        got = traced(*args)
-        for g, w, what in zip(got, want, ("value", "dx", "dy", "hvp x", "hvp y")):
-            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12, atol=1e-14,
-                                       err_msg=f"{names}: {what}")
+        want = [w.numpy() for w in run(*args)]
+        got = [g.numpy() for g in traced(*args)]
+        # Same ops, but a replayed graph may reorder or fuse them, or land in another vector-unit path,
+        # so they may differ by rounding, which grows with the values on the way: HVP entries differed
+        # by 7e-11 under the former 1e-12 relative tolerance. The bound of tests/helpers.py
+        # (ROUNDING_ULPS · eps · scale · growth^order) is the one the oracle suite is held to.
+        growth = largest_value(args[0].numpy(), args[1].numpy(), indices)
+        for k, (what, order) in enumerate((("value", 0), ("dx", 1), ("dy", 1), ("hvp x", 2), ("hvp y", 2))):
+            same_order = [want[i] for i, o in enumerate((0, 1, 1, 2, 2)) if o == order]
+            scale = max(float(np.abs(w).max()) for w in same_order)
+            assert_rounding_close(got[k], want[k], scale=scale, growth=growth, order=order,
+                                  err_msg=f"{names}: {what}")
     assert traced.trace_count == 1
 
 
