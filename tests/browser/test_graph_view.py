@@ -141,3 +141,32 @@ def test_graph_labels_follow_the_theme_and_stay_readable(page, dark):
     text_lum = [luminance(label["color"]) for label in labels if label["text"].startswith("x")]
     assert (min(text_lum) > 0.5) if dark else (max(text_lum) < 0.2)  # light text on dark, dark on light
     assert errors == []
+
+
+def lesson08_graph():
+    """Lesson 08's graph (its cell as written, on the CPU): 8 test digits through one dense layer."""
+    x_train, y_train, x_test, y_test = eg.data.load_digits(test_fraction=0.2, seed=0)
+    w = eg.Variable(eg.random.normal((64, 10), stddev=0.1, seed=0), name="w")
+    with eg.GradientTape() as tape:
+        images = eg.constant(x_test[:8].reshape(8, 64))
+        images_on_device = images.to("cpu:0")
+        logits = images_on_device @ w
+        loss = eg.mean(eg.nn.sparse_softmax_cross_entropy(y_test[:8], logits))
+    names = {"images": images, "images_on_device": images_on_device, "logits": logits, "loss": loss,
+             "w": w, "tape": tape}
+    return gv.graph(loss, tape=tape, names=names, show=("shape", "device", "grad")), w
+
+
+def test_lesson08_graph_is_readable_and_its_panel_bounded(page):
+    view, w = lesson08_graph()
+    errors = open_widget(page, view)
+    assert page.evaluate(SMALLEST_TEXT_PX) >= READABLE_PX - 0.05
+    w_id = view.drawing.ids[view.full_model.node_for(w).id]
+    page.locator(f'.gv-svg g.node[id="{w_id}"]').click()
+    side = page.locator(".gv-side")
+    side.get_by_text("min / mean / max").first.wait_for()
+    text = side.inner_text()
+    assert "(64, 10)" in text and len(text) < 1500, len(text)  # a summary, not 640 raw numbers
+    side.locator("details[data-gv-expand] summary").first.click()  # "expand": the values, in the browser
+    assert len(side.inner_text()) > len(text) + 1000
+    assert errors == []
