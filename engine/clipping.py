@@ -163,6 +163,8 @@ def global_norm(t_list: Sequence[Any]) -> Tensor:
     """``sqrt(sum of the squares of every element of every tensor)``; ``None`` entries are skipped.
 
     An empty list (or only ``None``) gives 0.0 (TensorFlow raises there). The gradient is finite at 0.
+    Each tensor is scaled by its largest magnitude first, so finite values give a finite norm (unless
+    the norm itself exceeds the dtype's range).
 
     >>> import engine as eg
     >>> float(eg.global_norm([eg.constant([[0.0, 1, 2], [3, 4, 5]]), eg.constant([[-2.0, -4], [2, 4]])]))
@@ -193,10 +195,13 @@ def clip_by_global_norm(t_list: Sequence[Any], clip_norm: Any,
                         use_norm: Any = None) -> tuple[list[Tensor | None], Tensor]:
     """Scale every tensor by one factor so that their global norm is at most ``clip_norm``.
 
-    Returns ``(list_clipped, global_norm)`` (the norm before clipping). The scale is TensorFlow's:
-    ``clip_norm * min(1 / global_norm, 1 / clip_norm)``. ``None`` entries pass through; ``use_norm``
-    replaces the computed norm. An inf or NaN norm makes every output NaN (nothing is silently
-    rescaled to a finite number).
+    Returns ``(list_clipped, global_norm)`` (the norm before clipping). The scale is TensorFlow's,
+    ``clip_norm / max(global_norm, clip_norm)``, computed from the scaled norms (`engine.scaled_norm`),
+    so finite values too large to square (1e20 in float32) are clipped correctly; where the norm itself
+    exceeds the dtype's range it is returned as inf, and the clipped values are still right. ``None``
+    entries pass through; ``use_norm`` replaces the computed norm. As in TensorFlow, an input that is
+    inf or NaN (or an inf or NaN ``use_norm``) makes every output NaN (nothing is silently rescaled to a
+    finite number). A negative, NaN or infinite ``clip_norm`` is a ``ValueError``.
 
     >>> import engine as eg
     >>> clipped, n = eg.clip_by_global_norm([eg.constant([6.0, 8.0]), None], 5.0)
@@ -283,7 +288,9 @@ def norm(t: Any, ord: Any = "euclidean", axis: int | Sequence[int] | None = None
     - a 2-tuple ``axis`` asks for a matrix norm: ``'euclidean'``/``'fro'`` (Frobenius), 1 (max column
       sum of ``|t|``), ``inf`` (max row sum). Other combinations are a ``ValueError``.
 
-    The Euclidean norm has gradient 0 (not NaN) at ``t == 0``.
+    The Euclidean norm has gradient 0 (not NaN) at ``t == 0``. Euclidean and p-norms divide by the
+    largest magnitude before squaring (or raising to ``p``), so finite values give finite norms and
+    gradients (``norm([1e20, 1e20])`` is 1.41e20 in float32, not inf).
 
     >>> import numpy as np, engine as eg
     >>> x = eg.constant([[3.0, -4.0], [0.0, 1.0]])
