@@ -57,7 +57,7 @@ def _floor_factor(dtype: np.dtype) -> Any:
     return np.dtype(dtype).type(2 / math.sqrt(math.sqrt(float(np.finfo(dtype).max))))
 
 norm_scale = Primitive(
-    "norm_scale", _norm_scale_forward, inputs=("x",), symbol="max|x|", op_type="NormScale",
+    "norm_scale", _norm_scale_forward, inputs=("x", "floor"), symbol="max|x|", op_type="NormScale",
     doc="The largest magnitude of ``x`` over ``axis`` (1 where that is 0, inf or NaN; at least "
         "``|floor|``·2/max^(1/4) with a second input ``floor``): the scale an overflow-safe L2 norm "
         "divides by. Not differentiable: tapes see a constant.",
