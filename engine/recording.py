@@ -16,9 +16,11 @@ True
 from __future__ import annotations
 
 import itertools
+import sys
 import threading
 from typing import Any
 
+from . import tensor as _tensor
 from .record import Record
 
 __all__ = ["active_tapes", "next_op_id"]
@@ -90,6 +92,16 @@ def record(prim: Any, inputs: tuple[Any, ...], output: Any, params: dict) -> Non
                     break
 
 
+def note_host_read(t: Any, how: str) -> None:
+    """``t``'s value left the engine (``how``: ".numpy()", "np.asarray()", ".item()"): each recording
+    tape of this thread that watches it, or would watch it (a trainable Variable), keeps how, for
+    `GradientTape.host_read` (why a gradient is None). Called only when `anywhere` is non-zero."""
+    for tape in getattr(_local, "tapes", ()):
+        if tape._recording and (t._uid in tape._watched or (
+                t._is_variable and t._trainable and tape._watch_accessed)):
+            tape._host_reads.setdefault(t._uid, how)
+
+
 def record_read(prim: Any, var: Any, snapshot: Any) -> None:
     """A Variable was read: tapes auto-watch it (when trainable) and record the read as an op."""
     rec = None
@@ -103,3 +115,6 @@ def record_read(prim: Any, var: Any, snapshot: Any) -> None:
                 rec = Record(next(_op_ids), prim, (var,), snapshot, {})
             tape._watched.add(snapshot._uid)
             tape._records.append(rec)
+
+
+_tensor._recording = sys.modules[__name__]  # Tensor.numpy / item / __array__ tell tapes (note_host_read)

@@ -63,6 +63,7 @@ class GradientTape:
         self._watched: set[int] = set()
         self._watched_vars: dict[int, Any] = {}
         self._watched_tensors: dict[int, Tensor] = {}
+        self._host_reads: dict[int, str] = {}  # tensor id → how its value left the engine (host_read)
         self._stack: list | None = None  # the thread's active-tape stack while inside `with`
 
     # ---- recording ----------------------------------------------------------------------------
@@ -123,6 +124,20 @@ class GradientTape:
         """Whether ops on ``t`` are recorded (it was watched, or computed from a watched tensor)."""
         return t._uid in self._watched
 
+    def host_read(self, t: Tensor) -> str | None:
+        """How ``t``'s value left the engine while this tape was recording and watching it (or would
+        have watched it: a trainable Variable): ``".numpy()"``, ``"np.asarray()"`` or ``".item()"``;
+        None if it did not. Ops on such a copy are not recorded: a reason for a None gradient.
+
+        >>> import engine as eg
+        >>> v = eg.Variable([1.0, 2.0])
+        >>> with eg.GradientTape() as tape:
+        ...     y = eg.constant(v.numpy() * 2.0)
+        >>> tape.host_read(v), tape.gradient(y, v)
+        ('.numpy()', None)
+        """
+        return self._host_reads.get(t._uid)
+
     @property
     def is_recording(self) -> bool:
         return self._recording
@@ -144,6 +159,7 @@ class GradientTape:
         self._watched = set()
         self._watched_vars = {}
         self._watched_tensors = {}
+        self._host_reads = {}
         self._used = False
 
     # ---- differentiation ----------------------------------------------------------------------

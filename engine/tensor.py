@@ -23,6 +23,13 @@ __all__ = ["Tensor", "constant", "convert_to_tensor", "as_dtype", "is_floating"]
 _uids = itertools.count(1)  # every tensor gets a unique id: tapes refer to tensors by it
 _ops: Any = None  # engine.ops, which sets this when it is imported (it imports Tensor from here)
 _interop: Any = None  # engine.interop (NumPy's protocols), which sets this when it is imported
+_recording: Any = None  # engine.recording (which tapes record), which sets this when it is imported
+
+
+def _note_host_read(t: Tensor, how: str) -> None:
+    """A value leaves the engine: recording tapes keep how (`GradientTape.host_read`)."""
+    if _recording is not None and _recording.anywhere:
+        _recording.note_host_read(t, how)
 
 
 def _default_array(value: Any, op: str = "constant") -> Any:
@@ -95,6 +102,7 @@ class Tensor:
         """A host NumPy copy of the value, whatever the device."""
         if tracing.ACTIVE and (tracer := tracing.current()) is not None:
             tracer.check_value(self, ".numpy()")
+        _note_host_read(self, ".numpy()")
         return np.array(backend.to_host(self._data), copy=True)
 
     def item(self) -> Any:
@@ -103,10 +111,12 @@ class Tensor:
             raise ValueError(f"item() needs a tensor with one element, got shape {self.shape}.")
         if tracing.ACTIVE and (tracer := tracing.current()) is not None:
             tracer.check_value(self, ".item()")
+        _note_host_read(self, ".item()")
         return backend.to_host(self._data).item()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         # np.asarray(t): a host array; inside a recording tape that watches t, a TapeEscapeWarning
+        _note_host_read(self, "np.asarray()")
         return _interop.array(self, dtype, copy)
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:

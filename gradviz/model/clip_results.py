@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from gradviz.model.checks import expect_collection, expect_numbers
+
 __all__ = ["ClipResult", "clip_gradients", "parse_gradients", "METHODS", "CALLS", "MAX_ARROWS"]
 
 METHODS = ("value", "norm", "global norm", "per-variable norm")
@@ -146,12 +148,13 @@ def parse_gradients(grads: Any, names: Sequence[str] | None) -> tuple[list[Any],
     else:
         import engine as eg
 
-        if isinstance(grads, eg.Tensor | np.ndarray):
-            raise TypeError(
-                "clipping: pass a list of gradients (e.g. [g1, g2] or the (gradient, variable) pairs "
-                "from opt.compute_gradients), not a single tensor; for one gradient use [g]."
-            )
-        items = list(grads)
+        lone = isinstance(grads, eg.Tensor | np.ndarray)
+        items = expect_collection(
+            "gv.clipping", "the gradients", grads,
+            "a list of gradients, a list of (gradient, variable) pairs (what opt.compute_gradients "
+            "returns) or a dict {name: gradient}",
+            "This is a single tensor, not a list: for one gradient pass [g]." if lone else "",
+        )
         labels = []
         is_pairs = items and all(
             isinstance(p, tuple) and len(p) == 2 and isinstance(p[1], eg.Variable) for p in items
@@ -167,6 +170,9 @@ def parse_gradients(grads: Any, names: Sequence[str] | None) -> tuple[list[Any],
         labels = [str(n) for n in names]
     if not items:
         raise ValueError("clipping: the list of gradients is empty.")
+    for label, g in zip(labels, items):
+        if g is not None:
+            expect_numbers("gv.clipping", f"the gradient {label!r}", g)
     tensors = [_to_tensor(g) for g in items]
     for label, t in zip(labels, tensors):
         if t is not None and t.dtype.kind not in "fc":

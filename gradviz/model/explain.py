@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from gradviz.model import tapeinfo
+from gradviz.model.checks import expect_tensor
 
 __all__ = ["explain_none", "variable_reads"]
 
@@ -57,10 +58,13 @@ def explain_none(tape: Any, target: Any, source: Any, others: Iterable[Any] | No
     """
     from engine import Variable  # noqa: PLC0415
 
-    tapes = tapeinfo.as_tapes(tape)
+    tapes = tapeinfo.as_tapes(tape, "gv.explain_none")
     if len(tapes) != 1:
         raise TypeError("explain_none: pass one tape (the one whose gradient() gave None).")
     tp = tapes[0]
+    expect_tensor("gv.explain_none", "the target", target)
+    expect_tensor("gv.explain_none", "the source", source,
+                  "Pass the Variable or tensor whose gradient was None.")
     if source.dtype.kind not in "fc":
         return (
             f"integer dtype: the source has dtype {source.dtype}; only floating-point tensors have "
@@ -100,6 +104,15 @@ def explain_none(tape: Any, target: Any, source: Any, others: Iterable[Any] | No
                 "different tape, not this one (this tape was not recording while they ran, e.g. an "
                 "inner tape whose block had ended). Ask the tape that recorded them."
             )
+    left = tp.host_read(source)  # its value left the engine inside the block (.numpy(), np.asarray)
+    if left is not None:
+        return (
+            f"{'not watched' if not watched_here else 'not connected'}: the source was read inside the "
+            f"tape's `with` block, but through {left}, which gives a copy outside the engine (a NumPy "
+            "array or a Python number): what is computed from that copy is not recorded, so no gradient "
+            "can flow back to the source. Compute with engine ops on the tensor itself (eg.sin(v), "
+            f"v * 2), and use {left} only to look at a value."
+        )
     if not watched_here:
         if isinstance(source, Variable):
             why = (

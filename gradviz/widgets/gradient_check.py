@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import traitlets
 
+from gradviz.model.checks import expect_numbers
 from gradviz.render.theme import css_color
 from gradviz.widgets.plot_widget import PlotWidget
 
@@ -43,6 +44,7 @@ def _names(f: Callable, n: int) -> list[str]:
 
 
 def _as_float64(a: Any, name: str) -> np.ndarray:
+    expect_numbers("gv.check_gradients", f"the input {name!r}", a)
     array = np.array(a.numpy() if hasattr(a, "numpy") else a, dtype=np.float64, copy=True)
     if array.dtype.kind not in "f":
         raise TypeError(f"check_gradients: input {name!r} is not numeric.")

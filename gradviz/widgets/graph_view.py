@@ -20,6 +20,7 @@ import itertools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gradviz.model.checks import expect_tensor, expect_tensors
 from gradviz.model.graph_model import COLLAPSE_THRESHOLD, GraphModel, Node, build_model
 from gradviz.render import fmt
 from gradviz.render.array_panel import array_html
@@ -76,10 +77,16 @@ def graph(
 
     if isinstance(target, GradientTape | list) and tape is None and _all_tapes(target):
         target, tape = None, target
+    if target is not None or tape is None:
+        expect_tensors("gv.graph", "the target", target, expected=GRAPH_INPUTS)
     if tape is None:
         tape = _find_tape(target, names)
     return GraphView(build_model(target, tape, names=names), show=show, collapse=collapse, theme=theme,
                      rankdir=rankdir, edge_magnitude=edge_magnitude)
+
+
+GRAPH_INPUTS = ("a Tensor computed under a GradientTape (or a list of them), a GradientTape, or an "
+                "eg.Graph (what eg.function traced)")
 
 
 def _all_tapes(obj: Any) -> bool:
@@ -254,10 +261,14 @@ class GraphView(View):
         self._sync()
 
     def _resolve(self, node: Any) -> str | None:
-        if node is None or node == "":
+        if node is None:
             return None
-        if not isinstance(node, str):
+        if not isinstance(node, str):  # a tensor: compared by identity, never with == (elementwise)
+            expect_tensor("GraphView.select", "the node", node,
+                          expected="a tensor of this graph or a node id")
             return self.model.node_for(node).id
+        if node == "":
+            return None
         if node in self.model.nodes:
             return node
         for nid, sid in self.drawing.ids.items():

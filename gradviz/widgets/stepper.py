@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import traitlets
 
 from gradviz.model import tapeinfo
+from gradviz.model.checks import expect_tensor, expect_tensors
 from gradviz.model.graph_model import build_model
 from gradviz.model.step_totals import Arrival, accumulate
 from gradviz.render import fmt
@@ -76,17 +77,17 @@ class BackpropView(View):
         names: Mapping[str, Any] | None = None,
         theme: str = "auto",
     ):
-        from engine import Tensor, backward_steps, nest  # noqa: PLC0415
+        from engine import backward_steps  # noqa: PLC0415
 
-        tapes = tapeinfo.as_tapes(tape)
+        tapes = tapeinfo.as_tapes(tape, "gv.backprop")
         records = [r for r, _ in tapeinfo.merged_records(tapes)]
         if not records:
             raise tapeinfo.no_records_error("gv.backprop", tapes[0])
-        if not isinstance(target, Tensor):
-            raise TypeError(f"gv.backprop: the target must be a Tensor, got {type(target).__name__}.")
+        expect_tensor("gv.backprop", "the target", target)
         if sources is None:
             sources = [t for tp in tapes for t in (*tp.watched_variables(), *tp.watched_tensors())]
-        self.sources = nest.flatten(sources)
+        self.sources = expect_tensors("gv.backprop", "the sources", sources,
+                                      "Pass the tensors or Variables to differentiate with respect to.")
         self.target = target
         self.tapes = tapes
         self._names = tapeinfo.names_by_id(names)

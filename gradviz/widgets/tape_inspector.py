@@ -49,7 +49,7 @@ def tape(
     >>> "exp" in gv.tape(tape).to_html()
     True
     """
-    return TapeView(tapeinfo.as_tapes(tape), names=names, target=target, sources=sources)
+    return TapeView(tapeinfo.as_tapes(tape, "gv.tape"), names=names, target=target, sources=sources)
 
 
 class TapeView(View):
