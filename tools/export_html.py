@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import nbformat
 from jupyter_client.kernelspec import KernelSpecManager
@@ -39,6 +40,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 from nbconvert import HTMLExporter
 from page_assets import install
+from widget_fallback import widget_fallback
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = Path(__file__).resolve().parent / "html_template"
@@ -95,7 +97,7 @@ def restore_static_pictures(nb: nbformat.NotebookNode) -> int:
         from gradviz.widgets.static_state import NOTICE_MARK, static_html
     except ImportError:  # gradviz not importable here: the notices stay
         return 0
-    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    state = widget_state(nb)
     restored = 0
     for cell in nb.cells:
         for output in cell.get("outputs", []):
@@ -103,7 +105,7 @@ def restore_static_pictures(nb: nbformat.NotebookNode) -> int:
             view, fallback = data.get(VIEW), data.get("text/html")
             if not isinstance(view, dict) or not isinstance(fallback, str) or NOTICE_MARK not in fallback:
                 continue
-            model = state.get(view.get("model_id"), {}).get("state", {})
+            model = state.get(view.get("model_id"), {}).get("state") or {}
             picture = static_html(model) if isinstance(model, dict) else None
             if picture:
                 data["text/html"] = picture
@@ -111,13 +113,19 @@ def restore_static_pictures(nb: nbformat.NotebookNode) -> int:
     return restored
 
 
-def widget_modules(nb: nbformat.NotebookNode) -> set[str]:
-    """The JavaScript modules (npm names) of every widget model and view in ``nb``'s saved state."""
+def widget_state(nb: nbformat.NotebookNode) -> dict[str, Any]:
+    """Model id → saved model (``model_module``, ``state``...) of ``nb``'s widget state."""
     state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    return {k: v for k, v in state.items() if isinstance(v, dict)} if isinstance(state, dict) else {}
+
+
+def widget_modules(nb: nbformat.NotebookNode) -> set[str]:
+    """The JavaScript modules (npm names) of every widget model and view in ``nb``'s saved state
+    (anything that is not text comes back as its repr, for `page_assets.install` to refuse)."""
     return {
-        name
-        for model in state.values()
-        for name in (model.get("model_module"), model.get("state", {}).get("_view_module"))
+        name if isinstance(name, str) else repr(name)
+        for model in widget_state(nb).values()
+        for name in (model.get("model_module"), (model.get("state") or {}).get("_view_module"))
         if name
     }
 
@@ -131,6 +139,13 @@ def to_html(nb: nbformat.NotebookNode, name: str, out_dir: Path) -> str:
             "the page will try to load it from a CDN",
             file=sys.stderr,
         )
+    for module in assets.refused_modules:
+        print(
+            f"export_html: warning: {name}: the widget state names the module {module[:80]!r}, which is "
+            "not an npm package name; nothing is copied for it (its widgets show their static picture)",
+            file=sys.stderr,
+        )
+    mark_fallbacks(nb)
     exporter = HTMLExporter(
         template_name="gradlab",
         extra_template_basedirs=[str(TEMPLATES)],
@@ -143,6 +158,20 @@ def to_html(nb: nbformat.NotebookNode, name: str, out_dir: Path) -> str:
     }
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": name}, "gradlab": gradlab})
     return body
+
+
+def mark_fallbacks(nb: nbformat.NotebookNode) -> None:
+    """Put each widget output's static picture (`widget_fallback`) in its metadata, where the page
+    template takes it from."""
+    models = widget_state(nb)
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            view = data.get(VIEW)
+            if view is None:
+                continue
+            model = models.get(view.get("model_id")) if isinstance(view, dict) else None
+            output.setdefault("metadata", {})["gradlab_fallback"] = widget_fallback(data, model)
 
 
 def export(path: Path, out_dir: Path, timeout: int = CELL_TIMEOUT_S) -> Path:
@@ -223,18 +252,33 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         try:
             target = export(path.resolve(), args.out, args.timeout)
-        except (CellExecutionError, TimeoutError, RuntimeError) as exc:
+        except Exception as exc:  # noqa: BLE001  (one bad notebook must not cost the others their pages)
             failed.append(path)
-            print(f"FAILED {path}:\n{ANSI.sub('', str(exc))}", file=sys.stderr)
+            print(f"FAILED {path}: {failure(exc)}", file=sys.stderr)
             continue
         print(f"{path} -> {target} ({time.perf_counter() - start:.1f} s)")
     print(f"index: {write_index(args.out)}")
     if failed:
         print(
-            f"export_html: {len(failed)} notebook(s) failed: {', '.join(map(str, failed))}", file=sys.stderr
+            f"export_html: {len(failed)} of {len(notebooks)} notebook(s) failed, the other pages and the "
+            f"index were written: {', '.join(map(str, failed))}",
+            file=sys.stderr,
         )
         return 1
     return 0
+
+
+def failure(exc: BaseException) -> str:
+    """What went wrong with one notebook, in a line or a cell's traceback."""
+    if isinstance(exc, CellExecutionError | TimeoutError | RuntimeError):
+        return "\n" + ANSI.sub("", str(exc))
+    if isinstance(exc, nbformat.reader.NotJSONError | UnicodeDecodeError):
+        return f"not a readable notebook (not JSON): {str(exc)[:300]}"
+    if isinstance(exc, nbformat.ValidationError):
+        return f"not a valid notebook: {exc.message[:300]}"
+    if isinstance(exc, OSError):
+        return f"cannot read it: {exc}"
+    return f"{type(exc).__name__}: {str(exc)[:300]}"
 
 
 if __name__ == "__main__":

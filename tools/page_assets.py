@@ -73,15 +73,32 @@ BUILTIN_MODULES = frozenset({"@jupyter-widgets/base", "@jupyter-widgets/controls
 NAMED_DEFINE = re.compile(rb'define\("(@jupyter-widgets/[^"]+)"')
 
 
+# An npm package name, scoped or not (npm's rules: at most 214 characters, URL-safe characters, not
+# starting with "." or "_"; capitals only in old packages). Widget module names come from a notebook's
+# saved widget state and become folder names below: anything else ("../x", "/etc", "a/b/c") is refused.
+NPM_NAME = re.compile(r"(?:@[A-Za-z0-9~-][A-Za-z0-9._~-]*/)?[A-Za-z0-9~-][A-Za-z0-9._~-]*")
+
+
+def is_package_name(name: str) -> bool:
+    """Whether ``name`` is a valid npm package name (so it is safe as a relative folder name).
+
+    >>> [is_package_name(n) for n in ("anywidget", "@jupyter-widgets/controls", "../../x", "/etc", "a/b")]
+    [True, True, False, False, False]
+    """
+    return isinstance(name, str) and len(name) <= 214 and NPM_NAME.fullmatch(name) is not None
+
+
 @dataclass
 class Assets:
-    """URLs (relative to the output folder) of the local scripts, and the modules not found."""
+    """URLs (relative to the output folder) of the local scripts, the modules not found, and the
+    module names refused (not npm package names)."""
 
     require_js: str
     html_manager: str
     mathjax: str
     amd_paths: dict[str, str] = field(default_factory=dict)
     missing_modules: list[str] = field(default_factory=list)
+    refused_modules: list[str] = field(default_factory=list)
 
 
 @functools.cache
@@ -239,6 +256,8 @@ def amd_bundle(module: str) -> Path | None:
     ``nbextensions/<module>/index.js`` (what classic Jupyter Notebook loads), or None."""
     from jupyter_core.paths import jupyter_path
 
+    if not is_package_name(module):
+        raise ValueError(f"widget module {module!r} is not an npm package name; not used as a path")
     for base in jupyter_path("nbextensions"):
         path = Path(base, module, "index.js")
         if path.is_file():
@@ -260,7 +279,10 @@ def install(out_dir: Path, modules: Iterable[str] = ()) -> Assets:
     for name in NAMED_DEFINE.findall((out_dir / assets.html_manager).read_bytes()):
         module = name.decode()
         assets.amd_paths[module] = f"{STATIC}/html-manager/{module.rsplit('/', 1)[-1]}"
-    for module in sorted(set(modules) - BUILTIN_MODULES):
+    for module in sorted(set(modules) - BUILTIN_MODULES, key=repr):
+        if not is_package_name(module):
+            assets.refused_modules.append(module)  # never a path: "../" would escape out_dir
+            continue
         bundle = amd_bundle(module)
         if bundle is None:
             assets.missing_modules.append(module)
