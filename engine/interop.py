@@ -176,18 +176,25 @@ _PARAMETERS = {"axes": "perm", "a_min": "lo", "a_max": "hi", "min": "lo", "max":
 
 
 @functools.cache
+def _signature(func: Callable) -> inspect.Signature:
+    return inspect.signature(func)
+
+
+@functools.cache
 def _parameters(op: Any) -> tuple[str, ...]:
     inputs = getattr(op, "inputs", None)  # a Primitive takes its inputs positionally
     if inputs is not None and not inspect.isfunction(op):
         return tuple(inputs)
-    return tuple(inspect.signature(op).parameters)
+    return tuple(_signature(op).parameters)
 
 
 def _engine_call(func: Callable, op: Any, args: tuple, kwargs: dict) -> tuple | None:
     """``(args, kwargs)`` for ``op`` from a NumPy call of ``func``; None when NumPy's call uses
     something the engine op has no equivalent for (``out=``, ``dtype=``, ``initial=``, ...)."""
+    if len(args) == 1 and not kwargs and sum(_required(op, n) for n in _parameters(op)) == 1:
+        return args, {}  # np.sum(x), np.transpose(x), np.concatenate([x, y]): the common call, fast
     try:
-        bound = inspect.signature(func).bind(*args, **kwargs)
+        bound = _signature(func).bind(*args, **kwargs)
     except TypeError:
         return None
     names = _parameters(op)
@@ -208,7 +215,7 @@ def _engine_call(func: Callable, op: Any, args: tuple, kwargs: dict) -> tuple | 
 def _required(op: Any, name: str) -> bool:
     if not inspect.isfunction(op):
         return True
-    return inspect.signature(op).parameters[name].default is inspect.Parameter.empty
+    return _signature(op).parameters[name].default is inspect.Parameter.empty
 
 
 # ---- the protocol methods -----------------------------------------------------------------------

@@ -157,6 +157,7 @@ def test_bool_results_and_unwatched_tensors_pass_inside_a_tape(no_escape):
     with eg.GradientTape() as tape:
         tape.watch(x)
         np.testing.assert_array_equal(np.isnan(x), [False, True])
+        np.testing.assert_array_equal(np.where(other > 1.5)[0], [1])  # NumPy's one-argument where
         np.testing.assert_allclose(np.arctan(other), np.arctan([1.0, 2.0]), rtol=1e-6)
         assert isinstance(np.exp(x), eg.Tensor) and len(tape.records) == 1  # ... and the engine op recorded
 
