@@ -224,7 +224,9 @@ def clip_by_global_norm(t_list: Sequence[Any], clip_norm: Any,
             m_c = norm_scale(m, c, axis=None, keepdims=False)  # a constant too
             k, r_c = c / m_c, r * (m / m_c)
             with np.errstate(over="ignore", invalid="ignore"):  # a norm beyond the dtype's range is inf
-                scale = k / F.maximum(r_c, k) + (r - r)  # NaN when an input is inf or NaN
+                # + NaN where an input is inf or NaN; a constant for tapes (its gradient is 0, and taking
+                # it as +g - g would wipe out the small true gradient in rounding)
+                scale = k / F.maximum(r_c, k) + F.stop_gradient(r - r)
                 use_norm = m * r
         else:
             scale, use_norm = F.ones((), dtype="float32"), F.zeros((), dtype="float32")
@@ -234,7 +236,7 @@ def clip_by_global_norm(t_list: Sequence[Any], clip_norm: Any,
         c = _checked_clip_norm(clip_norm, use_norm, op)
         with np.errstate(divide="ignore", invalid="ignore"):
             scale_for_finite = c * F.minimum(1.0 / use_norm, 1.0 / c)
-            scale = scale_for_finite + (use_norm - use_norm)  # NaN when use_norm is inf or NaN
+            scale = scale_for_finite + F.stop_gradient(use_norm - use_norm)  # NaN for an inf/NaN norm
     clipped: list[Tensor | None] = []
     for t in items:
         if t is None:

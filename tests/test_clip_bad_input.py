@@ -149,7 +149,24 @@ def test_clip_gradients_at_huge_values_are_finite_and_correct(device):
               lambda t: eg.clip_by_norm(eg.reshape(t, (1, 3)), c, axes=1) * w):
         _, g, hv = _gradients(f, x, w, device)
         np.testing.assert_allclose(g, expected, rtol=0, atol=16 * 2 ** -23 * np.abs(expected).max())
-        assert np.all(np.isfinite(hv))  # second order: O(c/||x||²) = 1e-41, finite
+        assert np.all(np.isfinite(hv))  # second order: O(c/||x||²) = 1e-41, below float32's normal range
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("scale", [1e10, 1e150])
+def test_clip_second_order_at_large_values_is_correct(device, scale):
+    """float64 at 1e150 (squares overflow float64; the Hessian, O(c/||x||²) = 1e-301, is representable) and
+    at 1e10, where the NaN rule's (norm - norm) once added +g - g to the norm's gradient (1e-6 errors)."""
+    base = np.array([1.0, -2.0, 2.0])
+    x, n = base * scale, 3 * scale
+    w, v = np.array([0.5, 1.0, -1.0]), np.array([1.0, 0.25, 2.0])
+    u, c = base / 3.0, 1.5
+    # H v of w·(c x / ||x||): (c/n²)(−w (u·v) − (u·w) v − u (w·v) + 3 (u·w)(u·v) u)
+    expected = c / n ** 2 * (-w * (u @ v) - (u @ w) * v - u * (w @ v) + 3 * (u @ w) * (u @ v) * u)
+    for f in (lambda t: eg.clip_by_norm(t, c) * w, lambda t: eg.clip_by_global_norm([t], c)[0][0] * w):
+        _, g, hv = _gradients(f, x, v, device)
+        np.testing.assert_allclose(g, c / n * (w - u * (u @ w)), rtol=1e-14)
+        np.testing.assert_allclose(hv, expected, rtol=0, atol=64 * 2 ** -52 * np.abs(expected).max())
 
 
 BAD_THRESHOLDS = [np.nan, np.inf, -np.inf, float("nan"), np.float32(np.inf), 1e39]  # 1e39: inf in float32
