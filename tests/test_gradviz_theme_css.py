@@ -67,3 +67,12 @@ def test_css_variables_dark_values_and_jupyterlab_variables():
         assert f"var({var}, {getattr(LIGHT, role)})" in css
     assert '[data-jp-theme-light="false"] svg.gv-themed' in css
     assert f"--gv-variable-fill: {DARK.variable_fill}" in css and f"--gv-op-text: {DARK.op_text}" in css
+
+
+def test_flow_graph_edges_are_themed_also_when_a_gradient_is_not_finite():
+    x = eg.Variable([-1.0, 4.0], name="x")
+    with eg.GradientTape(persistent=True) as tape:
+        y = eg.sum(eg.sqrt(x)) * 2.0  # sqrt(-1): a NaN gradient, drawn as a red edge
+    svg = gv.flow(y, tape).to_svg()
+    assert LIGHT.grad_neg in svg
+    assert_every_colour_themed(svg)

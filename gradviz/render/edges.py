@@ -63,12 +63,12 @@ def edge_attributes(model: Any, min_width: float = 0.6, max_width: float = 7.0,
     gradients often span many decades); an edge with no gradient is thin and dashed, a non-finite
     one red. The tooltip gives the number.
     """
-    from gradviz.render.plot import palette  # noqa: PLC0415
+    from gradviz.render.theme import palette  # noqa: PLC0415
 
     mags = edge_magnitudes(model)
     finite = [v for v in mags.values() if math.isfinite(v) and v > 0]
     lo, hi = (math.log10(min(finite)), math.log10(max(finite))) if finite else (0.0, 0.0)
-    bad = palette(theme)["bad"]
+    bad = palette(theme).grad_neg  # a graph colour: it follows the page's theme (render.theme)
 
     def attrs(edge: Any) -> dict[str, str] | None:
         v = mags.get((edge.src, edge.dst))
