@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from . import backend
+from . import backend, tracing
 from .primitive import weak_like
 from .tensor import Tensor
 
@@ -48,11 +48,16 @@ def _host(t: Tensor) -> np.ndarray:
     return np.asarray(t.numpy())
 
 
-def _host_value(value: Any, converted: Tensor | None, dtype: Any) -> np.ndarray:
+def _host_value(value: Any, converted: Tensor | None, dtype: Any) -> np.ndarray | None:
     """What a threshold holds, read on the host: a Python or NumPy value as it converts to ``dtype``,
-    without a device round trip; a tensor (or CuPy array) is read back (one transfer on a GPU)."""
+    without a device round trip; a tensor (or CuPy array) is read back (one transfer on a GPU). None for
+    a tensor of a graph that eg.function is tracing: it has no value yet, so it cannot be checked (as in
+    TensorFlow, whose clipping checks no threshold)."""
     if isinstance(value, Tensor) or backend.is_device_array(value):
-        return _host(converted if converted is not None else value)
+        try:
+            return _host(converted if converted is not None else value)
+        except tracing.TracingError:
+            return None
     array = np.asarray(value)
     if array.dtype.kind not in "biufc":
         return array  # not a number: the conversion explains
@@ -60,8 +65,8 @@ def _host_value(value: Any, converted: Tensor | None, dtype: Any) -> np.ndarray:
         return array.astype(dtype)
 
 
-def _refuse_non_finite(values: np.ndarray, op: str, what: str) -> None:
-    if values.dtype.kind in "fc" and not np.all(np.isfinite(values)):
+def _refuse_non_finite(values: np.ndarray | None, op: str, what: str) -> None:
+    if values is not None and values.dtype.kind in "fc" and not np.all(np.isfinite(values)):
         bad = values[~np.isfinite(values)].ravel()[0].item()
         raise ValueError(
             f"{op}: {what} is {bad!r} (as {values.dtype}); it must be finite: a NaN or infinite "
@@ -84,7 +89,7 @@ def _checked_clip_norm(clip_norm: Any, ref: Tensor, op: str) -> Tensor:
     return c
 
 
-def _check_threshold(values: np.ndarray, op: str) -> None:
+def _check_threshold(values: np.ndarray | None, op: str) -> None:
     _refuse_non_finite(values, op, "clip_norm")
-    if values.dtype.kind in "biuf" and np.any(values < 0):
+    if values is not None and values.dtype.kind in "biuf" and np.any(values < 0):
         raise ValueError(f"{op}: clip_norm must be >= 0, got {values[values < 0].ravel()[0].item()!r}.")

@@ -113,7 +113,7 @@ def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any) -> Tensor:
             host[what] = _host_value(v, converted, t.dtype)
             _refuse_non_finite(host[what], op, what)
     lo_values, hi_values = host["clip_value_min"], host["clip_value_max"]
-    if np.any(lo_values > hi_values):
+    if lo_values is not None and hi_values is not None and np.any(lo_values > hi_values):
         raise ValueError(
             f"{op}: clip_value_min {lo_values.tolist()} is greater than clip_value_max "
             f"{hi_values.tolist()} (somewhere); swap them."

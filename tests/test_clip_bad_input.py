@@ -218,3 +218,19 @@ def test_clipping_with_python_thresholds_makes_no_host_transfer(device, transfer
         eg.clip_by_value(t, -1.0, 1.0)
         eg.norm(t)
     assert count.to_host == 0, count
+
+
+def test_tensor_thresholds_inside_eg_function():
+    """A threshold passed into a traced function has no value while tracing: it cannot be checked (as in
+    TensorFlow) but must not break the trace; a Python threshold there is still checked when tracing."""
+    clip = eg.function(lambda t, c: eg.clip_by_norm(t, c))
+    bound = eg.function(lambda t, c: eg.clip_by_value(t, -c, c))
+    glob = eg.function(lambda t, c: eg.clip_by_global_norm([t], c)[0][0])
+    t = eg.constant([3.0, -4.0])
+    for c, norm_clipped, value_clipped in ((1.0, [0.6, -0.8], [1.0, -1.0]), (2.0, [1.2, -1.6], [2.0, -2.0])):
+        assert_ulps(clip(t, eg.constant(c)).numpy(), norm_clipped)
+        assert_ulps(glob(t, eg.constant(c)).numpy(), norm_clipped)
+        np.testing.assert_array_equal(bound(t, eg.constant(c)).numpy(), value_clipped)
+    assert clip.trace_count == glob.trace_count == bound.trace_count == 1
+    with pytest.raises(ValueError, match="^clip_by_norm: clip_norm must be >= 0"):
+        eg.function(lambda t: eg.clip_by_norm(t, -1.0))(t)
