@@ -207,6 +207,29 @@ def test_text_and_arrays_where_tensors_or_tapes_are_expected(recorded, entry, ba
         call(*recorded, bad)
 
 
+SECONDARY = {  # keyword arguments of the same entry points: wrong types named the same way
+    "gv.graph(names=3.0)": (lambda t, y, x: gv.graph(y, t, names=3.0), "gv.graph: names"),
+    "gv.graph(names=[x])": (lambda t, y, x: gv.graph(y, t, names=[x]), "gv.graph: names"),
+    "gv.tape(names=3.0)": (lambda t, y, x: gv.tape(t, names=3.0), "gv.tape: names"),
+    "gv.backprop(names=3.0)": (lambda t, y, x: gv.backprop(t, y, x, names=3.0), "gv.backprop: names"),
+    "gv.graph(show=3)": (lambda t, y, x: gv.graph(y, t, show=3), "gv.graph: show"),
+    "gv.graph(show='value')": (lambda t, y, x: gv.graph(y, t, show="value"), "gv.graph: show"),
+    "gv.to_dot(show=3)": (lambda t, y, x: gv.to_dot(gv.build_model(y, t), show=3), "gv.to_dot: show"),
+    "gv.clipping(names=3)": (lambda t, y, x: gv.clipping([[1.0, 2.0]], names=3), "gv.clipping: names"),
+    "Recorder.record(step='a')": (lambda t, y, x: gv.Recorder().record("a", loss=1.0),
+                                  "Recorder.record: step"),
+    "Recorder.record(step=None)": (lambda t, y, x: gv.Recorder().record(None, loss=1.0),
+                                   "Recorder.record: step"),
+}
+
+
+@pytest.mark.parametrize("entry", list(SECONDARY))
+def test_wrong_keyword_arguments_get_a_type_error_naming_them(recorded, entry):
+    call, prefix = SECONDARY[entry]
+    with pytest.raises(TypeError, match="^" + re.escape(prefix) + " must be .*, got "):
+        call(*recorded)
+
+
 @pytest.mark.parametrize("target", [None, 3.0, np.zeros(2)])
 def test_graph_says_what_it_expects(target):
     with pytest.raises(TypeError, match="gv.graph: the target must be a Tensor computed under a Gradient"):

@@ -17,10 +17,11 @@ from typing import Any
 
 __all__ = [
     "describe", "wrong_type", "expect_tensor", "expect_tensors", "expect_callable", "expect_numbers",
-    "expect_collection",
+    "expect_collection", "expect_mapping", "expect_labels", "expect_integer",
 ]
 
 TENSOR = "an engine Tensor (e.g. the loss computed inside the tape)"
+NAMES = "a mapping of names to tensors, e.g. names=locals()"
 
 
 def describe(value: Any) -> str:
@@ -115,3 +116,41 @@ def expect_collection(where: str, what: str, value: Any, expected: str, hint: st
     if lone or value is None or isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
         raise wrong_type(where, what, expected, value, hint)
     return list(value)
+
+
+def expect_mapping(where: str, what: str, value: Any, expected: str, hint: str = "") -> Any:
+    """``value`` when it is None or a mapping (``names=locals()``), else a `TypeError`."""
+    if value is not None and not isinstance(value, Mapping):
+        raise wrong_type(where, what, expected, value, hint)
+    return value
+
+
+def expect_labels(where: str, what: str, value: Any, expected: str) -> tuple[str, ...]:
+    """``value`` (a list or tuple of strings, not one string) as a tuple, else a `TypeError`.
+
+    >>> expect_labels("gv.graph", "show", ["value", "grad"], "fields")
+    ('value', 'grad')
+    """
+    hint = f"For one, write ({value!r},)." if isinstance(value, str) else ""
+    items = expect_collection(where, what, value, expected, hint)
+    if not all(isinstance(item, str) for item in items):
+        raise wrong_type(where, what, expected, value)
+    return tuple(items)
+
+
+def expect_integer(where: str, what: str, value: Any, expected: str = "an integer") -> int:
+    """``value`` as an int (an integer of any kind, or a float with no fraction), else a `TypeError`.
+
+    >>> expect_integer("Recorder.record", "step", 3.0)
+    3
+    """
+    import operator  # noqa: PLC0415
+
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise wrong_type(where, what, expected, value)

@@ -165,6 +165,7 @@ def parse_gradients(grads: Any, names: Sequence[str] | None) -> tuple[list[Any],
         else:
             labels = [f"g{k}" for k in range(len(items))]
     if names is not None:
+        names = expect_collection("gv.clipping", "names", names, "a list of labels, one per gradient")
         if len(names) != len(items):
             raise ValueError(f"clipping: {len(names)} names for {len(items)} gradients.")
         labels = [str(n) for n in names]

@@ -255,7 +255,7 @@ def build_model(
     else:
         kept = merged
 
-    by_name = tapeinfo.names_by_id(names)
+    by_name = tapeinfo.names_by_id(names, "gv.graph")
     watched = {
         key(t)
         for tp in tapes

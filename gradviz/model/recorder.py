@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from engine.interop import to_numpy
-from gradviz.model.checks import expect_collection
+from gradviz.model.checks import expect_collection, expect_integer
 
 __all__ = ["Recorder", "GRADIENT_STATS"]
 
@@ -162,7 +162,7 @@ class Recorder:
         >>> rec.scalar_names
         ['loss', 'accuracy']
         """
-        step = int(step)
+        step = expect_integer("Recorder.record", "step", step, "an integer (the training step)")
         if not self._steps or self._steps[-1] != step:
             self._steps.append(step)
         if loss is not None:

@@ -106,12 +106,16 @@ def merged_records(tapes: list[Any]) -> list[tuple[Any, list[int]]]:
     return [by_id[i] for i in sorted(by_id)]
 
 
-def names_by_id(names: Mapping[str, Any] | None) -> dict[int, str]:
-    """Tensor id → a variable name, from a mapping such as ``locals()``.
+def names_by_id(names: Mapping[str, Any] | None, where: str = "gradviz") -> dict[int, str]:
+    """Tensor id → a variable name, from a mapping such as ``locals()`` (``where``: the call, for the
+    error when ``names`` is not a mapping).
 
     Names starting with "_" (IPython's ``_``, ``_1``, ...) are skipped; lists, tuples and dicts of
     tensors one level deep give names like ``grads[0]`` and ``params['w']``.
     """
+    from gradviz.model.checks import NAMES, expect_mapping  # noqa: PLC0415
+
+    expect_mapping(where, "names", names, NAMES)
     if not names:
         return {}
     from engine import Tensor  # noqa: PLC0415

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from gradviz.model.checks import wrong_type
+from gradviz.model.checks import expect_labels, wrong_type
 from gradviz.model.graph_model import GraphModel, Node
 from gradviz.render import fmt
 from gradviz.render.array_panel import array_text
@@ -107,7 +107,7 @@ def to_dot(
             "(gv.graph(an_intermediate_tensor, tape))."
         )
     pal = palette(theme)
-    show = tuple(show)
+    show = expect_labels("gv.to_dot", "show", show, "a tuple of fields, e.g. ('value', 'grad', 'shape')")
     unknown = set(show) - _SHOWABLE
     if unknown:
         raise ValueError(f"show: unknown field(s) {sorted(unknown)}; choose from {sorted(_SHOWABLE)}.")

@@ -20,7 +20,7 @@ import itertools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gradviz.model.checks import expect_tensor, expect_tensors
+from gradviz.model.checks import NAMES, expect_labels, expect_mapping, expect_tensor, expect_tensors
 from gradviz.model.graph_model import COLLAPSE_THRESHOLD, GraphModel, Node, build_model
 from gradviz.render import fmt
 from gradviz.render.array_panel import array_html
@@ -75,6 +75,7 @@ def graph(
 
         return traced_graph(target, collapse=collapse, theme=theme, rankdir=rankdir)  # type: ignore[return-value]
 
+    expect_mapping("gv.graph", "names", names, NAMES)
     if isinstance(target, GradientTape | list) and tape is None and _all_tapes(target):
         target, tape = None, target
     if target is not None or tape is None:
@@ -85,6 +86,7 @@ def graph(
                      rankdir=rankdir, edge_magnitude=edge_magnitude)
 
 
+SHOW_FIELDS = "a tuple of fields, e.g. ('value', 'grad', 'shape')"
 GRAPH_INPUTS = ("a Tensor computed under a GradientTape (or a list of them), a GradientTape, or an "
                 "eg.Graph (what eg.function traced)")
 
@@ -126,7 +128,7 @@ class GraphView(View):
     ):
         self.full_model = model
         self.edge_magnitude = edge_magnitude  # edges as wide as the gradient along them (gv.flow)
-        self.show = tuple(show)
+        self.show = expect_labels("gv.graph", "show", show, SHOW_FIELDS)
         self.theme = theme
         self.rankdir = rankdir
         self.expanded: set[str] = set()

@@ -90,7 +90,7 @@ class BackpropView(View):
                                       "Pass the tensors or Variables to differentiate with respect to.")
         self.target = target
         self.tapes = tapes
-        self._names = tapeinfo.names_by_id(names)
+        self._names = tapeinfo.names_by_id(names, "gv.backprop")
         self.graph = GraphView(build_model(target, tapes, names=names), theme=theme)
         model = self.graph.full_model
         reads = {r.inputs[0].id for r in model.records if r.is_variable_read}

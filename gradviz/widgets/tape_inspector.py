@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gradviz.model import tapeinfo
+from gradviz.model.checks import NAMES, expect_mapping
 from gradviz.model.explain import explain_none, variable_reads
 from gradviz.render import fmt
 from gradviz.render.array_panel import array_html
@@ -49,6 +50,7 @@ def tape(
     >>> "exp" in gv.tape(tape).to_html()
     True
     """
+    expect_mapping("gv.tape", "names", names, NAMES)
     return TapeView(tapeinfo.as_tapes(tape, "gv.tape"), names=names, target=target, sources=sources)
 
 
@@ -66,7 +68,7 @@ class TapeView(View):
 
         self.tapes = tapes
         self.labels = tapeinfo.tape_labels(tapes, names)
-        self.names = tapeinfo.names_by_id(names)
+        self.names = tapeinfo.names_by_id(names, "gv.tape")
         self.rows = tapeinfo.merged_records(tapes)
         self.alias = variable_reads([r for r, _ in self.rows])
         self.target = target
