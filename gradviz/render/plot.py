@@ -80,7 +80,7 @@ def plain_texts(fig: Any) -> Any:
     renderer, ``Recorder.plot``), so no label needs escaping where it is made. Returns ``fig``.
 
     >>> fig = new_figure((2, 1))
-    >>> t = fig.text(0.1, 0.5, "cost $w$ and \\alpha_{1}")
+    >>> t = fig.text(0.1, 0.5, "cost $w$ and \\\\alpha_{1}")
     >>> "cost $w$" in svg_text(plain_texts(fig)), t.get_parse_math()
     (True, False)
     """
