@@ -3,6 +3,7 @@ widget's state after simulated interaction."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -11,6 +12,8 @@ import pytest
 import engine as eg
 import gradviz as gv
 from gradviz.model.descent_runs import evaluate_many
+from gradviz.widgets import descent_frames
+from gradviz.widgets.descent_frames import MAX_STEPS, step_grid
 from tests.helpers import assert_ulps
 
 # seeds_digest.md, seed 002: ½(x − 1)², x₀ = 10, after = before − decay·(before − 1), float32
@@ -73,29 +76,136 @@ def test_widget_state_after_interaction():
     trace = gv.descent(bowl, [2.0, 1.0], optimizers=("SGD", "Momentum"), learning_rate=0.05, steps=20)
     assert trace.mode == "2d" and trace.selected == ("SGD", "Momentum")
     controls = trace.controls
-    picture = trace._image.value
+    picture = trace.shown("path0")  # SGD's path, revealed up to the step shown
     controls["step"].value = 7
-    assert trace.step == 7 and trace._image.value != picture
+    assert trace.step == 7 and trace.widget.index["step"] == 7
+    assert trace.shown("path0") == picture  # one trace per rate; the step only reveals more of it
     cur = trace.current()
     assert cur["SGD"]["step"] == 7
     np.testing.assert_array_equal(cur["SGD"]["theta"], trace.trajectory("SGD").points[7])
     np.testing.assert_array_equal(cur["SGD"]["delta"], trace.trajectory("SGD").updates[6].delta)
-    assert "momentum=" in trace._html.value  # Momentum's slot in the table
-    # the learning-rate slider re-runs the optimizers
+    assert "momentum=" in trace.shown("panel")  # Momentum's slot in the table
+    # the learning-rate slider picks the runs at another rate of its grid
     controls["learning_rate"].value = 0.02
     assert trace.learning_rate == 0.02 and trace.trajectory("SGD").learning_rate == 0.02
+    assert trace.widget.index["learning_rate"] == trace.rate_grid().index(0.02)
+    assert trace.shown("path0") != picture
     np.testing.assert_allclose(trace.trajectory("SGD").points[1], [2 - 0.02 * 4, 1 - 0.02 * 20], rtol=1e-6)
     # optimizer checkboxes
     controls["show Adam"].value = True
     assert trace.selected == ("SGD", "Momentum", "Adam") and "Adam" in trace.current()
+    assert trace.widget.index["show Adam"] == 1 and "Adam</td>" in trace.shown("panel")
     trace.selected = ["Adam"]
     assert controls["show SGD"].value is False and trace.selected == ("Adam",)
+    assert trace.widget.index["show SGD"] == 0 and trace.shown("path0") == ""
     trace.step = 20
     assert controls["step"].value == 20
     with pytest.raises(ValueError, match="step"):
         trace.step = 21
     with pytest.raises(ValueError, match="no optimizer"):
         trace.selected = ["Nope"]
+
+
+def _move(trace, **positions):
+    """Move the kernel-free widget's controls as the browser does (its index), and let Python follow."""
+    trace.widget.index = {**trace.widget.index, **positions}
+
+
+def test_kernel_free_controls_cover_every_optimizer_rate_and_step():
+    """Every control of the kernel-free widget: the step slider offers every step, the rate slider a
+    grid (its label is the rate run), a checkbox per optimizer of eg.optimizers.names(); each frame is
+    what the engine's optimizer did at that rate, and the panel agrees with the slider."""
+    trace = gv.descent(half_square, 10.0, optimizers=("SGD",), learning_rate=0.1, steps=10)
+    w = trace.widget
+    assert w.kind == "descent"
+    controls = {c["name"]: c for c in w.controls}
+    assert controls["step"]["labels"] == [str(k) for k in range(11)] and controls["step"]["play"]
+    rates = trace.rate_grid()
+    assert rates == [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0]
+    lr = controls["learning_rate"]
+    assert lr["labels"][w.index["learning_rate"]] == "0.1" and "11 rates from 0.001 to 2" in lr["note"]
+    assert "snaps" in w.note
+    assert [n for n in controls if n.startswith("show ")] == [f"show {n}" for n in eg.optimizers.names()]
+    for r, rate in enumerate(rates):
+        for k, name in enumerate(eg.optimizers.names()):
+            boxes = {f"show {n}": int(n == name) for n in eg.optimizers.names()}
+            _move(trace, learning_rate=r, step=4, **boxes)
+            assert trace.learning_rate == rate and trace.selected == (name,) and trace.step == 4
+            assert trace.shown("panel") == trace._panel()  # the frame = the static panel of that state
+            assert f"learning rate {lr['labels'][r]}<" in trace.shown("panel")  # label and panel agree
+            path = trace.shown(f"path{k}")
+            points, _ = manual(eg.optimizers.get(name, learning_rate=rate), half_square, 10.0, 10)
+            finite = np.isfinite(points).sum()
+            assert len(path["points"]) == finite and path["counts"][4] == min(5, finite)
+            assert trace.shown(f"loss{k}")["counts"] == path["counts"]
+    _move(trace, **{f"show {n}": 0 for n in eg.optimizers.names()})
+    assert "Select an optimizer" in trace.shown("panel") and trace.shown("path0") == ""
+
+
+def test_a_rate_set_in_code_off_the_grid_joins_it():
+    trace = gv.descent(bowl, [2.0, 1.0], learning_rate=0.05, steps=8)
+    trace.widget  # noqa: B018  (made: frames computed)
+    trace.learning_rate = 0.0333
+    labels = next(c["labels"] for c in trace.widget.controls if c["name"] == "learning_rate")
+    assert labels[trace.widget.index["learning_rate"]] == "0.0333"
+    assert "learning rate 0.0333<" in trace.shown("panel")
+    assert 0.05 in trace.rate_grid() and 0.0333 in trace.rate_grid()
+
+
+def test_long_runs_use_a_step_grid_that_the_slider_names(monkeypatch):
+    assert len(step_grid(1000)) == 201 and step_grid(1000)[:3] == [0, 5, 10]
+    assert step_grid(200) == [*range(201)]
+    monkeypatch.setattr(descent_frames, "STEP_POSITIONS", 11)  # 11 positions, not 201: a quicker test
+    trace = gv.descent(half_square, 3.0, learning_rate=0.1, steps=40)
+    grid = trace.step_grid()
+    assert grid == list(range(0, 41, 4))
+    step = next(c for c in trace.widget.controls if c["name"] == "step")
+    assert step["labels"] == [str(s) for s in grid] and "11 of the 40 steps" in step["note"]
+    _move(trace, step=5)
+    assert trace.step == 20 and "<b>step 20</b>" in trace.shown("panel")
+    assert trace.shown("path0")["counts"][5] == 21 and "<td>20</td>" in trace.shown("trace0")
+    trace.step = 21  # off the grid: the grid takes it in
+    assert 21 in trace.step_grid() and "<b>step 21</b>" in trace.shown("panel")
+
+
+def test_the_lessons_race_fits_the_page_budget():
+    """Lesson 04's race: every optimizer × rate × step kept compactly (a lesson page is <= 3 MB)."""
+    def valley(v):
+        return 0.1 * v[0] ** 2 + 2.0 * v[1] ** 2
+
+    race = gv.descent(valley, [-4.0, 1.0], optimizers=("SGD", "Momentum", "Adagrad", "Adam"),
+                      learning_rate=0.1, steps=60)
+    state = {k: getattr(race.widget, k) for k in ("picture", "controls", "index", "layers", "info")}
+    size = len(json.dumps(state, separators=(",", ":")).encode())
+    assert size < 1_000_000, f"{size:,} bytes"
+    assert "var(--jp-layout-color0" in race.widget.picture  # theme colours
+
+
+@pytest.mark.parametrize(("kwargs", "error", "words"), [
+    ({"steps": 10**7}, ValueError, r"steps must be in 1\.\.1,000, got 10,000,000: .*time.*memory"),
+    ({"steps": 0}, ValueError, r"steps must be in 1\.\.1,000"),
+    ({"steps": 2.5}, TypeError, "steps must be a whole number"),
+    ({"steps": True}, TypeError, "steps must be a whole number"),
+    ({"learning_rate": 0.0}, ValueError, "learning_rate must be a positive number"),
+    ({"learning_rate": -0.1}, ValueError, "learning_rate must be a positive number"),
+    ({"learning_rate": math.nan}, ValueError, "learning_rate must be a positive number"),
+    ({"learning_rate": math.inf}, ValueError, "learning_rate must be a positive number"),
+    ({"learning_rate": "0.1"}, TypeError, "learning_rate must be a number"),
+    ({"optimizers": ("SGD", "Adamw")}, ValueError,
+     "unknown optimizer 'Adamw'; use one of " + ", ".join(eg.optimizers.names())),
+    ({"xlim": (1.0, -1.0)}, ValueError, "xlim must be finite with low < high"),
+    ({"ylim": "wide"}, TypeError, "ylim must be a pair"),
+])
+def test_bad_arguments_are_clear_errors(kwargs, error, words):
+    with pytest.raises(error, match=words):
+        gv.descent(half_square, 3.0, **kwargs)
+
+
+def test_the_step_cap_is_exact():
+    trace = gv.descent(half_square, 3.0, steps=MAX_STEPS)
+    assert len(trace.trajectory().updates) == MAX_STEPS == 1000
+    with pytest.raises(ValueError, match="steps must be in 1..1,000, got 1,001"):
+        gv.descent(half_square, 3.0, steps=MAX_STEPS + 1)
 
 
 def test_optimizer_specs_and_errors():

@@ -104,6 +104,12 @@ def run_optimizer(f: Callable[[Any], Any], start: np.ndarray, optimizer: Any, st
     then ``optimizer.apply_gradients``; θ, the gradient, the slots and the loss are recorded. Stops at
     the first step whose loss or result is not finite (``diverged_at``).
     """
+    with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is shown, not warned about
+        return _run(f, start, optimizer, steps, name)
+
+
+def _run(f: Callable[[Any], Any], start: np.ndarray, optimizer: Any, steps: int,
+         name: str | None) -> Trajectory:
     import engine as eg
 
     var = _make_var(start)

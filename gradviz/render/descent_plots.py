@@ -147,16 +147,12 @@ class DescentPlots:
         axl.set_xlabel("step", color=colors["muted"], fontsize=9)
         axl.set_title("loss", color=colors["text"], fontsize=10, loc="left", y=1.0)
 
-        art: dict[str, Any] = {"paths": {}, "overlay_key": None, "legend": None,
-                               "highlight": colors["highlight"]}
+        art: dict[str, Any] = {"paths": {}, "overlay_key": None, "ax": ax, "axl": axl}
         moving: list[Any] = []
         overlay: list[Any] = []
-        series = colors["series"]
-        # each standard optimizer keeps its colour whatever the selection; others take the rest
-        fixed = {"SGD": 0, "Momentum": 1, "Adagrad": 2, "Adam": 3, "RMSProp": 4}
-        others = iter(range(len(fixed), len(fixed) + len(self._makers)))
+        colors_of = self.colors()  # the panel's table shows each optimizer's colour (no legend here)
         for name in self._makers:
-            color = series[(fixed[name] if name in fixed else next(others)) % len(series)]
+            color = colors_of[name]
             a: dict[str, Any] = {}
             a["full"], = ax.plot([], [], color=color, lw=1.0, alpha=0.4, zorder=3)
             a["lfull"], = axl.plot([], [], color=color, lw=1.0, alpha=0.4)
@@ -172,21 +168,15 @@ class DescentPlots:
             art["paths"][name] = a
         art["vline"] = axl.axvline(0, color=colors["highlight"], lw=1.0, ls=":")
         moving.append(art["vline"])
-        art["note"] = ax.text(0.02, 0.02, "", transform=ax.transAxes, fontsize=8, color=colors["bad"],
-                              va="bottom")
-        overlay.append(art["note"])
         fig.subplots_adjust(left=0.07, right=0.98, top=0.92, bottom=0.13)
         return fig, art, moving, overlay
 
     def _update_overlay(self, art: dict[str, Any], blitter: Any = None) -> None:
         """The artists that change with the learning rate and the selection (not with the step)."""
-        from gradviz.render.plot import palette
-
         key = (self.learning_rate, self.selected)
         if art["overlay_key"] == key:
             return
         art["overlay_key"] = key
-        notes = []
         for name, a in art["paths"].items():
             shown = name in self.selected
             for artist in a.values():
@@ -200,30 +190,8 @@ class DescentPlots:
             else:
                 a["full"].set_data(pts.astype(float), losses)
             a["lfull"].set_data(np.arange(len(losses)), losses)
-            if traj.diverged_at is not None:
-                notes.append(f"{name} diverged at step {traj.diverged_at}")
-        art["note"].set_text("; ".join(notes))
         if blitter is not None:
             blitter.invalidate_overlay()
-        # the legend lists the optimizers shown (made again only when they change)
-        if art.get("legend_for") == self.selected:
-            return
-        art["legend_for"] = self.selected
-        axl = art["vline"].axes
-        if art["legend"] is not None:
-            art["legend"].remove()
-            if blitter is not None and art["legend"] in blitter.overlay:
-                blitter.overlay.remove(art["legend"])
-            art["legend"] = None
-        if self.selected:
-            handles = [art["paths"][n]["ldone"] for n in self.selected]
-            legend = axl.legend(handles, list(self.selected), loc="lower right", bbox_to_anchor=(1.0, 1.0),
-                                ncol=len(handles), fontsize=8, frameon=False, borderaxespad=0.2,
-                                handlelength=1.2, columnspacing=0.8, labelcolor=palette(self.theme)["text"])
-            art["legend"] = legend
-            if blitter is not None:
-                legend.set_animated(True)
-                blitter.overlay.append(legend)
 
     def _update(self, art: dict[str, Any], blitter: Any = None) -> None:
         """Point every artist at the current state (the overlay only when it changed)."""
@@ -247,9 +215,6 @@ class DescentPlots:
                     half = 0.16 * (self.xlim[1] - self.xlim[0])
                     tx = np.array([xs[k] - half, xs[k] + half])
                     a["tangent"].set_data(tx, losses[k] + float(g) * (tx - xs[k]))
-                    # one path: the tangent stands out in the highlight colour; several: each its own
-                    alone = len(self.selected) == 1
-                    a["tangent"].set_color(art["highlight"] if alone else a["done"].get_color())
                 else:
                     a["tangent"].set_data([], [])
             steps = np.arange(len(losses))

@@ -4,8 +4,10 @@ Runs one or more engine optimizers on ``f`` from ``start`` (``compute_gradients`
 ``apply_gradients`` each step) and shows where they go: for a 2-vector ``start``, the contour plot of
 ``f`` with each optimizer's path; for a scalar ``start``, the curve of ``f`` with the points and the
 tangent (the gradient) at the current one. A step slider moves along the paths, a learning-rate
-slider re-runs them, checkboxes choose the optimizers, and a table shows the current step: θ before,
-gradient, Δθ, θ after, loss and the optimizer's state (its slots).
+slider picks the rate they ran with, checkboxes choose the optimizers, and a table shows the current
+step: θ before, gradient, Δθ, θ after, loss and the optimizer's state (its slots). Every path at every
+rate of the slider's grid is computed when the widget is made (`gradviz.widgets.descent_frames`): the
+controls work with no kernel, in the lab and in an exported page.
 
 >>> import gradviz as gv
 >>> trace = gv.descent(lambda x: 0.5 * (x - 1.0) ** 2, 10.0, learning_rate=0.1, steps=10)
@@ -19,7 +21,6 @@ the variable's dtype), a check of what the optimizer did.
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Callable
 from typing import Any
@@ -27,7 +28,7 @@ from typing import Any
 import numpy as np
 import traitlets
 
-from gradviz.model.checks import expect_numbers
+from gradviz.model.checks import expect_numbers, wrong_type
 from gradviz.model.descent_runs import (
     Trajectory,
     factories,
@@ -35,6 +36,7 @@ from gradviz.model.descent_runs import (
     standard_optimizers,
 )
 from gradviz.render.descent_plots import DescentPlots
+from gradviz.widgets.descent_frames import MAX_STEPS, rate_grid, step_grid
 from gradviz.widgets.plot_widget import PlotWidget
 
 __all__ = ["descent", "DescentTrace"]
@@ -45,6 +47,7 @@ class DescentTrace(DescentPlots, PlotWidget):
     """The descent-trace widget; see `descent`. State: ``step``, ``learning_rate``, ``selected``."""
 
     title = "Descent trace"
+    kind = "descent"  # data-gv-widget of the kernel-free widget
 
     def __init__(self, f: Callable[[Any], Any], start: Any, optimizers: Any = ("SGD",),
                  learning_rate: float = 0.1, steps: int = 50, xlim: tuple[float, float] | None = None,
@@ -55,6 +58,9 @@ class DescentTrace(DescentPlots, PlotWidget):
         if not callable(f):
             raise TypeError(f"descent: f must be a function of one Variable, got {type(f).__name__}.")
         expect_numbers("gv.descent", "start", start)
+        self.steps = _check_steps(steps)
+        self._rate_anchor = _check_rate(learning_rate)
+        xlim, ylim = _check_limits("xlim", xlim), _check_limits("ylim", ylim)
         start_t = start if isinstance(start, eg.Tensor) else eg.constant(start)
         if start_t.dtype.kind != "f":
             start_t = eg.cast(start_t, "float32")
@@ -69,9 +75,6 @@ class DescentTrace(DescentPlots, PlotWidget):
                 f"{self.start.shape}."
             )
         self.f = f
-        self.steps = int(steps)
-        if self.steps < 1:
-            raise ValueError(f"descent: steps must be >= 1, got {steps}.")
         given = factories(optimizers)
         self._makers = dict(given)
         for name in standard_optimizers():
@@ -99,14 +102,7 @@ class DescentTrace(DescentPlots, PlotWidget):
 
     @traitlets.validate("learning_rate")
     def _check_learning_rate(self, proposal: Any) -> float:
-        value = float(proposal["value"])
-        if not (math.isfinite(value) and value > 0):
-            raise ValueError(f"descent: learning_rate must be a positive number, got {proposal['value']!r}.")
-        slider = self._controls_by_name.get("learning_rate")
-        if slider is not None:  # a rate beyond the slider's ends: the slider grows
-            exponent = math.log10(value)
-            slider.min, slider.max = min(slider.min, exponent), max(slider.max, exponent)
-        return value
+        return _check_rate(proposal["value"])
 
     @traitlets.validate("selected")
     def _check_selected(self, proposal: Any) -> tuple[str, ...]:
@@ -130,26 +126,47 @@ class DescentTrace(DescentPlots, PlotWidget):
         """Every optimizer the widget offers."""
         return tuple(self._makers)
 
+    def colors(self) -> dict[str, str]:
+        """Each optimizer's colour: the engine's optimizers keep theirs whatever the selection (their
+        place in ``eg.optimizers.names()``); others take the next ones."""
+        from gradviz.render.plot import palette
+
+        series = palette(self.theme)["series"]
+        standard = list(standard_optimizers())
+        others = iter(range(len(standard), len(standard) + len(self._makers)))
+        return {n: series[(standard.index(n) if n in standard else next(others)) % len(series)]
+                for n in self._makers}
+
+    def is_sgd(self, name: str) -> bool:
+        """Whether optimizer ``name`` is plain SGD (its table shows ``before − lr·gradient``)."""
+        import engine as eg
+
+        return type(self._makers[name](self.learning_rate)) is eg.optimizers.SGD
+
+    def run(self, name: str, learning_rate: float) -> Trajectory:
+        """The run of optimizer ``name`` at ``learning_rate`` (computed once, then cached)."""
+        if name not in self._makers:
+            raise KeyError(f"descent: no optimizer {name!r}; available: {', '.join(self._makers)}.")
+        key = (name, float(learning_rate))
+        if key not in self._cache:
+            if len(self._cache) > 500:
+                self._cache.clear()
+            opt = self._makers[name](float(learning_rate))
+            self._cache[key] = run_optimizer(self.f, self.start, opt, self.steps, name)
+        return self._cache[key]
+
     def trajectory(self, name: str | None = None) -> Trajectory:
         """The run of optimizer ``name`` (default: the first one shown) at the current learning rate."""
         if name is None:
             if not self.selected:
                 raise ValueError("descent: no optimizer is selected.")
             name = self.selected[0]
-        if name not in self._makers:
-            raise KeyError(f"descent: no optimizer {name!r}; available: {', '.join(self._makers)}.")
-        key = (name, self.learning_rate)
-        if key not in self._cache:
-            if len(self._cache) > 200:
-                self._cache.clear()
-            opt = self._makers[name](self.learning_rate)
-            self._cache[key] = run_optimizer(self.f, self.start, opt, self.steps, name)
-        return self._cache[key]
+        return self.run(name, self.learning_rate)
 
-    def rows(self, name: str | None = None) -> list[dict[str, Any]]:
+    def rows(self, name: str | None = None, learning_rate: float | None = None) -> list[dict[str, Any]]:
         """The trace of one optimizer as table rows: step, before, loss, gradient, expected_after
         (``before − lr·gradient``, SGD's rule), after, delta, slots."""
-        traj = self.trajectory(name)
+        traj = self.trajectory(name) if learning_rate is None else self.run(name, learning_rate)
         out = []
         for u in traj.updates:
             lr = np.asarray(u.learning_rate).astype(u.before.dtype)  # the update's dtype, as the engine
@@ -176,80 +193,81 @@ class DescentTrace(DescentPlots, PlotWidget):
             }
         return out
 
-    # ---- controls ------------------------------------------------------------------------------
-    def _controls(self) -> dict[str, Any]:
-        import ipywidgets as w
+    # ---- controls: grids the browser switches between (no kernel needed) -----------------------
+    def step_grid(self) -> list[int]:
+        """The steps the step slider offers (`gradviz.widgets.descent_frames.step_grid`)."""
+        return step_grid(self.steps, self.step)
 
-        step = w.IntSlider(value=self.step, min=0, max=self.steps, description="step",
-                           continuous_update=True, layout=w.Layout(width="360px"))
-        exponent = math.log10(self.learning_rate)
-        lr = w.FloatLogSlider(value=self.learning_rate, base=10, min=exponent - 2, max=exponent + 1.5,
-                              step=0.05, description="learning rate", readout_format=".3g",
-                              continuous_update=False, style={"description_width": "initial"},
-                              layout=w.Layout(width="360px"))
-        controls = {"step": self.link_control("step", step),
-                    "learning_rate": self.link_control("learning_rate", lr)}
+    def rate_grid(self) -> list[float]:
+        """The learning rates the slider offers: 1, 2, 5 per decade from lr/100 to 20·lr (lr: the one
+        the widget was made with), and the current one."""
+        return rate_grid(self._rate_anchor, self.learning_rate)
+
+    def _frame_controls(self) -> list[Any]:
+        from gradviz.widgets.frames import Control, trait_control
+
+        steps, rates = self.step_grid(), self.rate_grid()
+        step_note = "" if len(steps) == self.steps + 1 else \
+            f"{len(steps)} of the {self.steps} steps (every {self.steps / (len(steps) - 1):.3g}th)"
+        rate_note = (f"{len(rates)} rates from {rates[0]:.3g} to {rates[-1]:.3g} (1, 2, 5 per decade, and "
+                     f"{self._rate_anchor:.3g}); the slider snaps to these, its label shows the rate run")
+        specs = [trait_control(self, "step", "slider", steps, note=step_note, play=True),
+                 trait_control(self, "learning_rate", "slider", rates, [f"{r:.3g}" for r in rates],
+                               label="learning rate", note=rate_note)]
         for name in self._makers:
-            box = w.Checkbox(value=name in self.selected, description=name, indent=False,
-                             layout=w.Layout(width="auto", margin="0 10px 0 0"))
-            controls[f"show {name}"] = self.link_control(
-                "selected", box, (lambda sel, n=name: n in sel, lambda show, n=name: self._shown(n, show)))
-        return controls
+            def apply(k: int, n: str = name) -> None:
+                self.selected = self._shown(n, bool(k))
 
-    # ---- the table -------------------------------------------------------------------------------
+            specs.append(Control(f"show {name}", "checkbox", ["off", "on"], apply, int(name in self.selected),
+                                 name, get=lambda n=name: n in self.selected,
+                                 set=lambda v, n=name: setattr(self, "selected", self._shown(n, bool(v))),
+                                 position=lambda n=name: int(n in self.selected)))
+        return specs
+
+    def _make_frames(self, specs: list[Any]) -> Any:
+        from gradviz.widgets.descent_frames import descent_frames
+        from gradviz.widgets.plot_widget import _grids_note
+
+        return descent_frames(self, specs, note=_grids_note(specs))
+
+    # ---- the tables ------------------------------------------------------------------------------
     def _panel(self) -> str:
-        from gradviz.render.plot import fmt
+        from gradviz.widgets.descent_frames import panel_parts
 
-        if not self.selected:
-            return "<i>Select an optimizer.</i>"
-        style = ("<style>.gv-dt td,.gv-dt th{padding:1px 8px;text-align:right;font-family:monospace}"
-                 ".gv-dt tr.now{background:rgba(191,135,0,.18)}</style>")
-        parts = [style, "<div style='font-size:12px'>"]
-        if self.mode == "1d" and len(self.selected) == 1:
-            parts.append(self._trace_table())
-        cur = self.current()
-        head = ("<tr><th>optimizer</th><th>step</th><th>θ</th><th>loss f(θ)</th><th>gradient at θ</th>"
-                "<th>last Δθ</th><th>optimizer state (slots)</th></tr>")
-        rows = []
-        for name, c in cur.items():
-            slots = ", ".join(f"{html.escape(s)}={fmt(v)}" for s, v in c["slots"].items()) or "—"
-            diverged = c["diverged_at"]
-            tail = f" <span style='color:#d1242f'>(diverged at step {diverged})</span>" if diverged else ""
-            rows.append(
-                f"<tr><td style='text-align:left'>{html.escape(name)}</td><td>{c['step']}</td>"
-                f"<td>{fmt(c['theta'])}</td><td>{fmt(c['loss'])}</td>"
-                f"<td>{'—' if c['gradient'] is None else fmt(c['gradient'])}</td>"
-                f"<td>{'—' if c['delta'] is None else fmt(c['delta'])}</td><td>{slots}{tail}</td></tr>"
-            )
-        parts.append(f"<b>step {self.step}</b>, learning rate {fmt(self.learning_rate)}"
-                     f"<table class='gv-dt'>{head}{''.join(rows)}</table></div>")
-        return "".join(parts)
+        return "".join(panel_parts(self))
 
-    def _trace_table(self) -> str:
-        """The seed-002 style trace (1-D, one optimizer): before, gradient, expected after, after."""
-        from gradviz.render.plot import fmt, fmt_exact
 
-        name = self.selected[0]
-        rows = self.rows(name)
-        k = self.step
-        sgd = type(self._makers[name](self.learning_rate)).__name__ == "SGD"
-        head = "<tr><th>step</th><th>before</th><th>gradient</th>"
-        head += "<th>expected after<br/>before − lr·gradient</th>" if sgd else "<th>Δθ</th>"
-        head += "<th>after</th></tr>"
-        shown = rows[max(0, k - 10):k]
-        body = []
-        for r in shown:
-            middle = fmt_exact(r["expected_after"]) if sgd else fmt_exact(r["delta"])
-            cls = " class='now'" if r["step"] == k else ""
-            body.append(f"<tr{cls}><td>{r['step']}</td><td>{fmt_exact(r['before'])}</td>"
-                        f"<td>{fmt_exact(r['gradient'])}</td><td>{middle}</td><td>{fmt_exact(r['after'])}</td></tr>")
-        if not body:
-            body.append(f"<tr><td colspan='5' style='text-align:left'>start: θ₀ = {fmt_exact(self.start)} "
-                        "(move the step slider)</td></tr>")
-        lr = fmt(self.learning_rate)
-        rule = f", learning rate {lr}: after = before − {lr}·gradient" if sgd else ""
-        return (f"<b>{html.escape(name)} trace</b>{rule}"
-                f"<table class='gv-dt'>{head}{''.join(body)}</table>")
+def _check_steps(steps: Any) -> int:
+    if isinstance(steps, bool) or not isinstance(steps, int | np.integer):
+        raise wrong_type("gv.descent", "steps", "a whole number", steps)
+    if not 1 <= steps <= MAX_STEPS:
+        raise ValueError(
+            f"descent: steps must be in 1..{MAX_STEPS:,}, got {steps:,}: the widget runs every step of "
+            f"each optimizer at each learning rate of its slider's grid when it is made (time), and keeps "
+            f"every step's numbers for the browser (memory, page size). Show fewer steps, or run the "
+            f"optimizer yourself for long runs."
+        )
+    return int(steps)
+
+
+def _check_rate(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise wrong_type("gv.descent", "learning_rate", "a number", value)
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"descent: learning_rate must be a positive number (> 0 and finite), got {value!r}.")
+    return float(value)
+
+
+def _check_limits(what: str, lim: Any) -> tuple[float, float] | None:
+    if lim is None:
+        return None
+    try:
+        lo, hi = (float(v) for v in lim)
+    except (TypeError, ValueError):
+        raise wrong_type("gv.descent", what, "a pair (low, high) of numbers", lim) from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"descent: {what} must be finite with low < high, got {lim!r}.")
+    return lo, hi
 
 
 def descent(f: Callable[[Any], Any], start: Any, optimizers: Any = ("SGD",), learning_rate: float = 0.1,
@@ -262,6 +280,8 @@ def descent(f: Callable[[Any], Any], start: Any, optimizers: Any = ("SGD",), lea
     ``optimizers``: names (``"SGD"``, ``"Momentum"``, ``"Adagrad"``, ``"RMSProp"``, ``"Adam"``),
     ``eg.optimizers`` classes, fresh instances (copied; the slider sets their learning rate) or
     functions ``learning_rate → optimizer``; a dict gives them labels. ``xlim``/``ylim`` fix the view.
+    ``steps``: 1 to `MAX_STEPS` (1,000); ``learning_rate``: a positive number, the middle of the
+    slider's grid (1, 2, 5 per decade from ``learning_rate``/100 to 20·``learning_rate``).
 
     >>> import engine as eg
     >>> bowl = lambda v: v[0] ** 2 + 10.0 * v[1] ** 2

@@ -7,7 +7,8 @@ a control answers with no kernel round trip, in the live lab and in an exported 
 Layers are "svg" (a fragment drawn into ``<g data-gv-layer="NAME">`` of the picture), "trace" (a
 polyline in the picture's coordinates, revealed up to a slider's position), "patch" (new attributes
 and texts for elements of the picture, by id: `gradviz.svg.restyle`'s arguments, for a graph whose
-highlights move) or "html" (the panel).
+highlights move), "html" (the panel) or "rows" (table rows of the panel, revealed up to a slider's
+position: `rows_html`).
 
 >>> f = Frames("demo", title="Clip a gradient")
 >>> f.slider("threshold", ["0.5", "1", "2"], index=1)
@@ -40,11 +41,11 @@ from gradviz.render.theme import widget_css
 
 __all__ = [
     "Frames", "Control", "FrameControl", "trait_control", "plot_frames", "frames_widget_class",
-    "svg_with_layers", "themed_svg", "svg_points", "artists_svg", "CSS_VARS",
+    "svg_with_layers", "themed_svg", "svg_points", "artists_svg", "CSS_VARS", "rows_html", "panel_html",
 ]
 
 _KINDS = ("slider", "dropdown", "checkbox")
-_LAYER_TYPES = ("svg", "html", "trace", "patch")
+_LAYER_TYPES = ("svg", "html", "trace", "patch", "rows")
 MAX_FRAMES = 20_000  # per layer: a grid this size is a mistake, not a widget
 
 
@@ -111,8 +112,13 @@ class Frames:
         """Compute layer ``name`` for every combination of the positions of ``deps``:
         ``content(*positions)`` gives an SVG fragment ("svg"), HTML ("html"),
         ``{"points": [[x, y], ...], "color": ..., "width": ...}`` ("trace"; None draws nothing) or
-        ``{element id: {"shapes": {attr: value}, "texts": {text: {attr: value}}}}`` ("patch").
-        A trace shows its first ``position of reveal + 1`` points."""
+        ``{element id: {"shapes": {attr: value}, "texts": {text: {attr: value}}}}`` ("patch") or
+        ``{"head": html, "rows": [[cell html, ...], ...], "tail": html, "window": n, "lead": [cells]}``
+        ("rows", see `rows_html`). A trace shows its first ``position of reveal + 1`` points, or
+        ``counts[position]`` of them; a trace may also carry ``opacity``, ``marker`` (a dot on every
+        point), ``radius`` (the last point's dot; 0: none), ``halo`` (its outline colour), ``ghost``
+        (the whole path, faded to this opacity), ``clip`` (``[x, y, width, height]``) and ``segments``
+        (a dashed ``[x0, y0, x1, y1]`` per point, drawn at the last one shown, in ``segment_color``)."""
         if type not in _LAYER_TYPES:
             raise ValueError(f"Frames.layer({name!r}): type must be one of {_LAYER_TYPES}, got {type!r}.")
         if reveal is not None and reveal not in self.index:
@@ -134,6 +140,10 @@ class Frames:
                 continue
             frames[",".join(map(str, combo))] = value
         self.layers.append({"name": name, "type": type, "deps": deps, "frames": frames, "reveal": reveal})
+
+    def panel(self, **positions: int) -> str:
+        """The panel as the browser shows it with the controls at ``positions`` (`panel_html`)."""
+        return panel_html(self.state(), {**self.index, **positions})
 
     def lookup(self, layer: str, **positions: int) -> Any:
         """What ``layer`` shows with the controls at ``positions`` (the others where they are now)."""
@@ -159,6 +169,46 @@ class Frames:
     def widget(self) -> Any:
         """The anywidget that shows these frames."""
         return frames_widget_class()(**self.state())
+
+
+def rows_html(content: Any, position: int) -> str:
+    """A "rows" frame at the reveal control's ``position``, as frames_view.js draws it: ``head``, the
+    rows ``position - window + 1 .. position`` (clamped to the rows there are; each row's cells after
+    the ``lead`` cells, in ``<td>``; with a window over 1 the last row is ``class="now"``), ``tail``.
+
+    >>> rows_html({"head": "<table>", "rows": [["a"], ["b"], ["c"]], "tail": "</table>", "window": 2}, 5)
+    '<table><tr><td>b</td></tr><tr class="now"><td>c</td></tr></table>'
+    """
+    if not content:
+        return ""
+    if isinstance(content, str):
+        return content
+    rows = content.get("rows") or []
+    window = int(content.get("window") or 1)
+    last = max(0, min(int(position), len(rows) - 1))
+    shown = rows[max(0, last + 1 - window) : last + 1]
+    lead = list(content.get("lead") or [])
+    out = [content.get("head", "")]
+    for j, cells in enumerate(shown):
+        now = ' class="now"' if window > 1 and j == len(shown) - 1 else ""
+        out.append(f"<tr{now}>" + "".join(f"<td>{c}</td>" for c in lead + list(cells)) + "</tr>")
+    out.append(content.get("tail", ""))
+    return "".join(out)
+
+
+def panel_html(state: dict[str, Any], index: dict[str, int] | None = None) -> str:
+    """The panel of a kernel-free widget's ``state`` (`Frames.state`, or a widget's traits) with the
+    controls at ``index`` (default: the state's): its "html" and "rows" layers in order, as the browser
+    joins them."""
+    index = dict(state["index"] if index is None else index)
+    out = []
+    for spec in state["layers"]:
+        if spec["type"] not in ("html", "rows"):
+            continue
+        content = spec["frames"].get(",".join(str(index.get(d, 0)) for d in spec["deps"]), "")
+        rows = spec["type"] == "rows"
+        out.append(rows_html(content, index.get(spec["reveal"], 0)) if rows else content or "")
+    return "".join(out)
 
 
 _WIDGET: Any = None

@@ -3,8 +3,8 @@
 //   controls: [{name, kind: "slider"|"dropdown"|"checkbox", label, labels, play, note}]
 //   index:    {control name: the chosen position} (synced back to Python when a kernel is there)
 //   picture:  an SVG (or HTML) whose <g data-gv-layer="NAME"> groups the layers fill
-//   layers:   [{name, type: "svg"|"html"|"trace", deps: [control names], frames: {key: content},
-//               reveal: control name (trace: how many points to show)}]
+//   layers:   [{name, type: "svg"|"html"|"trace"|"rows", deps: [control names], frames: {key: content},
+//               reveal: control name (trace: how many points to show; rows: which rows)}]
 //   "patch" layers restyle elements of the picture by id: {id: {shapes: {attr: value},
 //               texts: {text shown: {attr: value, text: new text}}}} (gradviz.svg.restyle's arguments)
 //   info:     {SVG element id: HTML} shown under the picture when that node / cluster is clicked
@@ -40,24 +40,72 @@ function layerKey(layer, index) {
   return (layer.deps || []).map((name) => index[name] ?? 0).join(",");
 }
 
-function drawTrace(group, trace, shown) {
+function svgEl(name, attrs, style) {
+  const el = document.createElementNS(SVG_NS, name);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  Object.assign(el.style, style || {}); // colours by style: they may be CSS variables
+  return el;
+}
+
+// A trace: a polyline in the picture's coordinates, its first points shown (counts[position], or
+// position + 1; all without a reveal control), a dot on the last one; optionally the whole path
+// faded (ghost), a dot on every point (marker), a dashed segment at the last point (segments),
+// clipped to a box (clip: [x, y, width, height]).
+function drawTrace(group, trace, position) {
   group.replaceChildren();
   if (!trace || !trace.points || trace.points.length === 0) return;
-  const pts = trace.points.slice(0, Math.max(1, shown));
-  const line = document.createElementNS(SVG_NS, "polyline");
-  line.setAttribute("points", pts.map((p) => `${p[0]},${p[1]}`).join(" "));
-  line.setAttribute("fill", "none");
-  line.setAttribute("stroke", trace.color || "currentColor");
-  line.setAttribute("stroke-width", trace.width || 1.8);
-  line.setAttribute("stroke-linejoin", "round");
-  group.append(line);
-  const last = pts[pts.length - 1];
-  const dot = document.createElementNS(SVG_NS, "circle");
-  dot.setAttribute("cx", last[0]);
-  dot.setAttribute("cy", last[1]);
-  dot.setAttribute("r", trace.radius || 3.5);
-  dot.setAttribute("fill", trace.color || "currentColor");
-  group.append(dot);
+  const all = trace.points;
+  let count = all.length;
+  if (position !== null) {
+    count = trace.counts ? trace.counts[Math.min(position, trace.counts.length - 1)] : position + 1;
+  }
+  const pts = all.slice(0, Math.max(1, count));
+  const color = trace.color || "currentColor";
+  let target = group;
+  if (trace.clip) {
+    const [x, y, w, h] = trace.clip;
+    target = svgEl("svg", { x, y, width: w, height: h, viewBox: `${x} ${y} ${w} ${h}`, overflow: "hidden" });
+    group.append(target);
+  }
+  const line = (points, width, opacity) => svgEl("polyline", {
+    points: points.map((p) => `${p[0]},${p[1]}`).join(" "), fill: "none", "stroke-width": width,
+    "stroke-linejoin": "round", "stroke-opacity": opacity ?? 1,
+  }, { stroke: color });
+  if (trace.ghost) target.append(line(all, trace.ghost_width || 1, trace.ghost));
+  target.append(line(pts, trace.width || 1.8, trace.opacity));
+  if (trace.marker) {
+    for (const p of pts) target.append(svgEl("circle", { cx: p[0], cy: p[1], r: trace.marker }, { fill: color }));
+  }
+  const segment = trace.segments ? trace.segments[pts.length - 1] : null;
+  if (segment) {
+    const [x1, y1, x2, y2] = segment;
+    target.append(svgEl("line", { x1, y1, x2, y2, "stroke-width": trace.segment_width || 1.6,
+      "stroke-dasharray": trace.dash || "5,2.5" }, { stroke: trace.segment_color || color }));
+  }
+  const radius = trace.radius ?? 3.5;
+  if (radius > 0) {
+    const last = pts[pts.length - 1];
+    const halo = trace.halo ? { stroke: trace.halo } : {};
+    target.append(svgEl("circle", { cx: last[0], cy: last[1], r: radius,
+      "stroke-width": trace.halo ? 1.5 : 0 }, { fill: color, ...halo }));
+  }
+}
+
+// A "rows" frame: head, the rows position - window + 1 .. position (each row's cells after the lead
+// cells), tail; the last row shown is class "now" when several are. (gradviz.widgets.frames.rows_html)
+function rowsHtml(content, position) {
+  if (!content) return "";
+  if (typeof content === "string") return content;
+  const rows = content.rows || [];
+  const window = content.window || 1;
+  const last = Math.max(0, Math.min(position, rows.length - 1));
+  const shown = rows.slice(Math.max(0, last + 1 - window), last + 1);
+  const lead = content.lead || [];
+  const body = shown.map((cells, j) => {
+    const now = window > 1 && j === shown.length - 1 ? ' class="now"' : "";
+    return `<tr${now}>${lead.concat(cells).map((c) => `<td>${c}</td>`).join("")}</tr>`;
+  });
+  return (content.head || "") + body.join("") + (content.tail || "");
 }
 
 const SHAPES = "polygon, ellipse, path, polyline";
@@ -240,6 +288,10 @@ function render({ model, el }) {
         html.push(content || "");
         continue;
       }
+      if (layer.type === "rows") {
+        html.push(rowsHtml(content, idx[layer.reveal] ?? 0));
+        continue;
+      }
       const group = picture.querySelector(`[data-gv-layer="${layer.name}"]`);
       if (!group) continue;
       const key = `${layerKey(layer, idx)}|${layer.reveal ? idx[layer.reveal] : ""}`;
@@ -249,8 +301,7 @@ function render({ model, el }) {
         if (!patched.has(layer.name)) patched.set(layer.name, new Map());
         applyPatch(group, content, patched.get(layer.name));
       } else if (layer.type === "trace") {
-        const shown = layer.reveal ? (idx[layer.reveal] ?? 0) + 1 : Infinity;
-        drawTrace(group, content, shown);
+        drawTrace(group, content, layer.reveal ? (idx[layer.reveal] ?? 0) : null);
       } else {
         group.innerHTML = content || "";
       }

@@ -133,18 +133,24 @@ class PlotWidget(View):
 
     # ---- the kernel-free widget (gradviz.widgets.frames) -------------------------------------------
     def _compute_frames(self, specs: list[Any]) -> Any:
-        from gradviz.widgets.frames import FrameControl, plot_frames
+        from gradviz.widgets.frames import FrameControl
 
         self._frames_busy = True
         try:
-            frames = plot_frames(self, self.kind or type(self).__name__, specs, title=self.title,
-                                 note=_grids_note(specs), **self._frame_layout())
+            frames = self._make_frames(specs)
         finally:
             self._frames_busy = False
         self._frames = {c.name: c for c in specs}
         self._controls_by_name = {c.name: FrameControl(c) for c in specs}
         self._png = None
         return frames
+
+    def _make_frames(self, specs: list[Any]) -> Any:
+        """The `Frames` of the controls ``specs`` (default: `plot_frames` of the matplotlib view)."""
+        from gradviz.widgets.frames import plot_frames
+
+        return plot_frames(self, self.kind or type(self).__name__, specs, title=self.title,
+                           note=_grids_note(specs), **self._frame_layout())
 
     def _build_frames(self, specs: list[Any]) -> Any:
         widget = self._compute_frames(specs).widget()
@@ -190,11 +196,18 @@ class PlotWidget(View):
 
     def shown(self, layer: str = "panel") -> str:
         """What the live kernel-free widget shows now in ``layer`` ("panel", or "moving": the parts of
-        the picture the controls move): the frame its controls select, as the browser looks it up."""
+        the picture the controls move): the frame its controls select, as the browser looks it up. A
+        widget whose panel is several layers (no layer named "panel") gives them joined."""
+        from gradviz.widgets.frames import panel_html, rows_html
+
         w = self.widget
         for spec in w.layers:
             if spec["name"] == layer:
-                return spec["frames"].get(",".join(str(w.index.get(d, 0)) for d in spec["deps"]), "")
+                content = spec["frames"].get(",".join(str(w.index.get(d, 0)) for d in spec["deps"]), "")
+                rows = spec["type"] == "rows"
+                return rows_html(content, w.index.get(spec["reveal"], 0)) if rows else content
+        if layer == "panel":
+            return panel_html({"layers": w.layers, "index": w.index})
         raise KeyError(f"no layer {layer!r}; there are {[s['name'] for s in w.layers]}.")
 
     # ---- static forms ----------------------------------------------------------------------------

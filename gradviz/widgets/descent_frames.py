@@ -1,0 +1,262 @@
+"""The descent trace without a kernel: every path it can show, computed once, switched in the browser.
+
+`gv.descent` runs each optimizer it offers at each learning rate of a grid (`rate_grid`: 1, 2, 5 per
+decade from lr/100 to 20·lr, and lr itself) and keeps, per optimizer and rate, the path in the
+picture's coordinates (a "trace" layer the step slider reveals) and the rows of the panel's tables
+(a "rows" layer); the step slider offers every step (`step_grid`: up to 200, then 201 evenly spaced).
+Frames per optimizer: 2 × the rates (its checkbox × the rate slider), never the product of all the
+controls. The panel here and `DescentTrace._panel` (a static page, ``save``) are made by the same
+functions, so they agree.
+
+>>> rate_grid(0.1)
+[0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0]
+>>> step_grid(4), len(step_grid(1000)), step_grid(1000)[:3]
+([0, 1, 2, 3, 4], 201, [0, 5, 10])
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from gradviz.widgets.frames import Frames, rows_html
+
+__all__ = ["MAX_STEPS", "rate_grid", "step_grid", "descent_frames", "panel_parts"]
+
+#: the most steps `gv.descent` runs: each optimizer runs them at each rate of the grid when the
+#: widget is made (time), and every step's numbers are kept in the widget and the page (memory)
+MAX_STEPS = 1000
+STEP_POSITIONS = 201  # the step slider's positions at most; beyond, an evenly spaced grid of steps
+RATES_BELOW, RATES_ABOVE = 100.0, 20.0  # the learning-rate grid spans lr / 100 .. 20 · lr
+TRACE_WINDOW = 10  # rows of the 1-D trace table (the last steps up to the one shown)
+
+STYLE = ("<style>.gv-dt td,.gv-dt th{padding:1px 8px;text-align:right;font-family:monospace}"
+         ".gv-dt td:first-child{text-align:left}.gv-dt tr.now{background:rgba(191,135,0,.18)}</style>")
+TABLE_HEAD = ("<tr><th>optimizer</th><th>step</th><th>θ</th><th>loss f(θ)</th><th>gradient at θ</th>"
+              "<th>last Δθ</th><th>optimizer state (slots)</th></tr>")
+
+
+def step_grid(steps: int, current: int = 0) -> list[int]:
+    """The steps the step slider offers: all of 0..steps up to 200 steps, else 201 evenly spaced
+    (and ``current``, a step set from code)."""
+    if steps < STEP_POSITIONS:
+        return list(range(steps + 1))
+    last = STEP_POSITIONS - 1
+    return sorted({round(steps * k / last) for k in range(STEP_POSITIONS)} | {int(current)})
+
+
+def rate_grid(anchor: float, current: float | None = None) -> list[float]:
+    """The learning rates the slider offers: 1, 2, 5 × 10^k from ``anchor``/100 to 20·``anchor``, and
+    ``anchor`` and ``current`` themselves."""
+    values = {float(anchor)} | ({float(current)} if current is not None else set())
+    lo, hi = anchor / RATES_BELOW, anchor * RATES_ABOVE
+    if lo > 0 and math.isfinite(hi):
+        for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1):
+            for m in (1, 2, 5):
+                v = float(f"{m}e{e}")
+                if lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9):
+                    values.add(v)
+    return sorted(values)
+
+
+# ---- the panel: the same pieces for the browser's frames and the static page ---------------------------
+
+def _swatch(color: str, name: str) -> str:
+    return f"<span style='color:{color}'>━━</span> {html.escape(name)}"
+
+
+def state_rows(view: Any, name: str, lr: float, steps: Sequence[int]) -> dict[str, Any]:
+    """The main table's row of optimizer ``name`` at rate ``lr`` for each of ``steps`` (a "rows" frame,
+    one row shown): θ, loss, gradient there, the last update and the optimizer's slots."""
+    from gradviz.render.plot import fmt
+
+    traj = view.run(name, lr)
+    points, losses = traj.points, traj.losses
+    tail = (f" <span style='color:#d1242f'>(diverged at step {traj.diverged_at})</span>"
+            if traj.diverged_at else "")
+    rows = []
+    for s in steps:
+        k = min(s, len(traj.updates))
+        u = traj.updates[k - 1] if k >= 1 else None
+        g = traj.gradient_at(k)
+        slots = ", ".join(f"{html.escape(n)}={fmt(v)}" for n, v in (u.slots if u else {}).items()) or "—"
+        rows.append([str(k), fmt(points[k]), fmt(losses[k]), "—" if g is None else fmt(g),
+                     "—" if u is None else fmt(u.delta), slots + tail])
+    return {"lead": [_swatch(view.colors()[name], name)], "rows": rows}
+
+
+def trace_rows(view: Any, name: str, lr: float, steps: Sequence[int]) -> dict[str, Any]:
+    """The 1-D trace table (seed 002's: before, gradient, expected after = before − lr·gradient for
+    SGD, else Δθ, after) of ``name`` at ``lr``: the last `TRACE_WINDOW` rows up to the step shown."""
+    from gradviz.render.plot import fmt, fmt_exact
+
+    rows_by_step = view.rows(name, lr)
+    sgd = view.is_sgd(name)
+    head = "<tr><th>step</th><th>before</th><th>gradient</th>"
+    head += "<th>expected after<br/>before − lr·gradient</th>" if sgd else "<th>Δθ</th>"
+    head += "<th>after</th></tr>"
+    rows = []
+    for s in steps:
+        k = min(s, len(rows_by_step))
+        if k == 0:
+            rows.append(["0 (start)", "—", "—", "—", fmt_exact(view.start)])
+            continue
+        r = rows_by_step[k - 1]
+        middle = fmt_exact(r["expected_after"] if sgd else r["delta"])
+        rows.append([str(r["step"]), fmt_exact(r["before"]), fmt_exact(r["gradient"]), middle,
+                     fmt_exact(r["after"])])
+    rule = f", learning rate {fmt(lr)}: after = before − {fmt(lr)}·gradient" if sgd else ""
+    return {"head": f"<b>{html.escape(name)} trace</b>{rule}<table class='gv-dt'>{head}", "rows": rows,
+            "tail": "</table>", "window": TRACE_WINDOW}
+
+
+def _at_step(step: int) -> str:
+    return f"<b>step {step}</b>"
+
+
+def _at_rate(lr: float) -> str:
+    from gradviz.render.plot import fmt
+
+    return f", learning rate {fmt(lr)}"
+
+
+def _table_open(any_shown: bool) -> str:
+    return f"<table class='gv-dt'>{TABLE_HEAD}" if any_shown else "<br/><i>Select an optimizer.</i>"
+
+
+def panel_parts(view: Any) -> list[str]:
+    """The panel of ``view`` in its current state, piece by piece (what the frames' panel layers
+    show at the same positions)."""
+    steps = view.step_grid()
+    at = steps.index(view.step)
+    lr = view.learning_rate
+    parts = [f"{STYLE}<div style='font-size:12px'>"]
+    if view.mode == "1d":
+        parts += [rows_html(trace_rows(view, n, lr, steps), at) for n in view.selected]
+    parts += [_at_step(view.step), _at_rate(lr), _table_open(bool(view.selected))]
+    parts += [rows_html(state_rows(view, n, lr, steps), at) for n in view.selected]
+    parts.append("</table></div>")
+    return parts
+
+
+# ---- the picture: the figure once, each path as a trace in its coordinates ----------------------------
+
+def _to_svg(ax: Any, xs: Any, ys: Any) -> np.ndarray:
+    """Data coordinates of ``ax`` → the figure's SVG coordinates (points, y down; NaN where not finite;
+    far-off points pulled in to ±1e5, outside every clip box)."""
+    fig = ax.figure
+    with np.errstate(all="ignore"):
+        pixels = ax.transData.transform(np.column_stack([np.asarray(xs, float), np.asarray(ys, float)]))
+        scale = 72.0 / fig.dpi
+        out = np.column_stack([pixels[:, 0] * scale, fig.get_figheight() * 72.0 - pixels[:, 1] * scale])
+    out[~np.isfinite(out).all(axis=1)] = np.nan
+    return np.clip(out, -1e5, 1e5)
+
+
+def _clip_box(ax: Any) -> list[float]:
+    box = ax.get_window_extent()
+    scale, height = 72.0 / ax.figure.dpi, ax.figure.get_figheight() * 72.0
+    return [round(box.x0 * scale, 1), round(height - box.y1 * scale, 1), round(box.width * scale, 1),
+            round(box.height * scale, 1)]
+
+
+def _trace(ax: Any, xs: Any, ys: Any, steps: Sequence[int], **style: Any) -> dict[str, Any] | None:
+    """A "trace" frame: the finite points, and how many of them each step position shows."""
+    xy = _to_svg(ax, xs, ys)
+    ok = np.isfinite(xy).all(axis=1)
+    if not ok.any():
+        return None
+    kept = np.cumsum(ok)
+    return {"points": np.round(xy[ok], 1).tolist(),
+            "counts": [int(kept[min(s, len(xy) - 1)]) for s in steps], "clip": _clip_box(ax), **style}
+
+
+def _tangents(view: Any, ax: Any, traj: Any) -> list[list[float] | None]:
+    """The dashed tangent of f at each point of a 1-D path (slope: the gradient the engine computed),
+    one per point the path keeps (None where there is no finite tangent)."""
+    xs, losses = traj.points.astype(float), traj.losses
+    grads = np.array([np.nan if g is None else float(g) for g in map(traj.gradient_at, range(len(xs)))])
+    half = 0.16 * (view.xlim[1] - view.xlim[0])
+    with np.errstate(all="ignore"):
+        ends = np.hstack([_to_svg(ax, xs - half, losses - grads * half),
+                          _to_svg(ax, xs + half, losses + grads * half)])
+    kept = np.isfinite(_to_svg(ax, xs, losses)).all(axis=1)  # the path's points (the others dropped)
+    ends = np.round(ends, 1)
+    return [e.tolist() if np.isfinite(e).all() else None for e in ends[kept]]
+
+
+def descent_frames(view: Any, specs: Sequence[Any], note: str = "") -> Frames:
+    """The `Frames` of a `DescentTrace` with controls ``specs`` (step, learning rate, a checkbox per
+    optimizer, as `DescentTrace._frame_controls` makes them)."""
+    import matplotlib
+
+    from gradviz.render.plot import palette, svg_text
+    from gradviz.widgets.frames import compact_svg, svg_with_layers, themed_svg
+
+    colors = palette(view.theme)
+    frames = Frames(view.kind, title=view.title, note=note)
+    for c in specs:
+        if c.kind == "slider":
+            frames.slider(c.name, c.labels, c.index, c.label, play=c.play, note=c.note)
+        else:
+            frames.checkbox(c.name, bool(c.index), c.label)
+    steps, rates, names = view.step_grid(), view.rate_grid(), list(view.optimizers)
+    shows = [f"show {n}" for n in names]
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gradviz"}):
+        fig, art, _, _ = view._make_figure()
+        art["vline"].set_visible(False)
+        slots = [f"loss{i}" for i in range(len(names))] + ["vline"] + [f"path{i}" for i in range(len(names))]
+        frames.picture = themed_svg(svg_with_layers(compact_svg(svg_text(fig)), slots), colors)
+    ax, axl = art["ax"], art["axl"]
+    halo = f"var(--jp-layout-color0, {colors['background']})"
+    for i, name in enumerate(names):
+        color = view.colors()[name]
+
+        def path(on: int, r: int, name: str = name, color: str = color) -> dict[str, Any] | None:
+            if not on:
+                return None
+            traj = view.run(name, rates[r])
+            pts = traj.points.astype(float)
+            xs, ys = (pts[:, 0], pts[:, 1]) if view.mode == "2d" else (pts, traj.losses)
+            extra = {"segments": _tangents(view, ax, traj), "segment_color": colors["highlight"]} \
+                if view.mode == "1d" else {}
+            return _trace(ax, xs, ys, steps, color=color, width=1.8, marker=1.5, radius=4.5, halo=halo,
+                          ghost=0.4, ghost_width=1.0, **extra)
+
+        def loss(on: int, r: int, name: str = name, color: str = color) -> dict[str, Any] | None:
+            if not on:
+                return None
+            losses = view.run(name, rates[r]).losses
+            return _trace(axl, np.arange(len(losses)), losses, steps, color=color, width=1.8, radius=3,
+                          ghost=0.4, ghost_width=1.0)
+
+        frames.layer(f"path{i}", "trace", [shows[i], "learning_rate"], path, reveal="step")
+        frames.layer(f"loss{i}", "trace", [shows[i], "learning_rate"], loss, reveal="step")
+    _, y0, _, h = _clip_box(axl)
+
+    def vline(p: int) -> str:
+        x = round(float(_to_svg(axl, [steps[p]], [axl.get_ylim()[0]])[0, 0]), 1)
+        return (f'<path d="M{x} {y0}V{round(y0 + h, 1)}" fill="none" stroke="{colors["highlight"]}" '
+                'stroke-width="1" stroke-dasharray="1,1.65"/>')
+
+    frames.layer("vline", "svg", ["step"], vline)
+    # the panel, in `panel_parts`' order
+    frames.layer("style", "html", [], lambda: f"{STYLE}<div style='font-size:12px'>")
+    if view.mode == "1d":
+        for i, name in enumerate(names):
+            frames.layer(f"trace{i}", "rows", [shows[i], "learning_rate"],
+                         lambda on, r, n=name: trace_rows(view, n, rates[r], steps) if on else None,
+                         reveal="step")
+    frames.layer("at step", "html", ["step"], lambda p: _at_step(steps[p]))
+    frames.layer("at rate", "html", ["learning_rate"], lambda r: _at_rate(rates[r]))
+    frames.layer("table", "html", shows, lambda *on: _table_open(any(on)))
+    for i, name in enumerate(names):
+        frames.layer(f"row{i}", "rows", [shows[i], "learning_rate"],
+                     lambda on, r, n=name: state_rows(view, n, rates[r], steps) if on else None,
+                     reveal="step")
+    frames.layer("end", "html", [], lambda: "</table></div>")
+    return frames
