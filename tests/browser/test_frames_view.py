@@ -109,3 +109,44 @@ def test_every_control_changes_the_output_without_a_kernel(page):
     assert "step 10" in visible(page)
     assert page.evaluate("() => window.__saves") >= 5  # every move is saved to the model
     assert errors == []
+
+
+def test_descent_every_control_without_a_kernel(page):
+    """gv.descent's real state (lesson 04's race): every control changes the picture or the panel; the
+    slider's label, the panel and the path agree; each control answers in < 50 ms."""
+    from frames_controls import answer_ms, move_every_control
+
+    import engine as eg
+    import gradviz as gv
+
+    def valley(v):
+        return 0.1 * v[0] ** 2 + 2.0 * v[1] ** 2
+
+    race = gv.descent(valley, [-4.0, 1.0], optimizers=("SGD", "Adam"), learning_rate=0.1, steps=12)
+    names = ("kind", "title", "note", "picture", "controls", "index", "layers", "info")
+    state = json.loads(json.dumps({k: getattr(race.widget, k) for k in names}))
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_content("<!DOCTYPE html><html><body></body></html>")
+    page.evaluate(HARNESS, [JS.read_text(encoding="utf-8"), state])
+    root = page.locator('[data-gv-widget="descent"]')
+    moved, unchanged = move_every_control(root)
+    boxes = {f"show {n}" for n in eg.optimizers.names()}
+    assert {"step", "step:prev", "step:next", "step:play", "learning_rate"} | boxes <= set(moved)
+    assert unchanged == []
+
+    page.locator('[data-gv-input="show SGD"]').check()
+    page.locator('[data-gv-input="step"]').fill("5")
+    page.locator('[data-gv-input="learning_rate"]').fill(str(race.rate_grid().index(0.02)))
+    assert root.locator('[data-gv-control="learning_rate"] .gvf-value').inner_text() == "0.02"
+    panel = root.locator("[data-gv-output=panel]").inner_html()
+    assert "<b>step 5</b>, learning rate 0.02<" in panel
+    sgd = next(i for i, c in enumerate(state["controls"][2:]) if c["name"] == "show SGD")
+    lines = root.locator(f"[data-gv-layer=path{sgd}] polyline")
+    assert lines.count() == 2  # the whole path, faded, and the part up to step 5
+    assert lines.nth(1).get_attribute("points").count(",") == 6
+    answers = answer_ms(root, 10)
+    assert set(answers) == {"step", "learning_rate"} | boxes
+    assert max(answers.values()) < 50, answers
+    assert errors == []

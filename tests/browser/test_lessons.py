@@ -5,7 +5,8 @@ idle, check that no cell shows an error, that its gradviz widgets rendered, and,
 widget the lesson shows, move one control and check that the view changed. A screenshot of each
 lesson goes to artifacts/screenshots/lesson_XX.png (and one of each widget kind after the
 interaction to lesson_XX_<kind>.png). The kernel-free widgets (gradviz/widgets/frames_view.js:
-backprop, tape, clipping, check_gradients, flow) have every control moved (tests/browser/frames_controls.py).
+backprop, tape, clipping, check_gradients, flow, descent) have every control moved
+(tests/browser/frames_controls.py).
 
 The lessons are found by globbing when the tests are collected, so a new lesson is tested as soon
 as its notebook exists. Which widget kinds a lesson must show is read from its code cells
@@ -42,12 +43,7 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 # The widget kinds, by the gradviz call that makes them (gv.<kind>(...)).
 KINDS = ("graph", "tape", "backprop", "flow", "clipping", "descent", "check_gradients")
 # The kernel-free widgets: ``[data-gv-widget=KIND]`` (gradviz/widgets/frames_view.js).
-FRAMES = ("backprop", "tape", "clipping", "check_gradients", "flow")
-# The other matplotlib-based views (gradviz/widgets/plot_widget.py) are a VBox whose first child is an
-# HTML widget with the view's title in bold.
-PLOT_TITLES = {
-    "descent": "Descent trace",
-}
+FRAMES = ("backprop", "tape", "clipping", "check_gradients", "flow", "descent")
 
 
 def expected_kinds(path: Path) -> set[str]:
@@ -78,15 +74,12 @@ def outputs_of(page: Any, kind: str) -> Any:
     """The widget outputs of one kind.
 
     graph draws with gradviz/widgets/svg_view.js (``.gv-root`` > ``.gv-svg`` + ``.gv-side``); the
-    kernel-free widgets are ``[data-gv-widget=KIND]``; the other plot views are found by their title.
+    kernel-free widgets are ``[data-gv-widget=KIND]``.
     """
     outs = widget_outputs(page)
     if kind == "graph":
         return outs.filter(has=page.locator(".gv-root"))
-    if kind in FRAMES:
-        return outs.filter(has=page.locator(f'[data-gv-widget="{kind}"]'))
-    title = PLOT_TITLES[kind]
-    return outs.filter(has=page.locator(".widget-html-content > b", has_text=re.compile(f"^{title}$")))
+    return outs.filter(has=page.locator(f'[data-gv-widget="{kind}"]'))
 
 
 # ---- rendering checks ------------------------------------------------------------------------------
@@ -101,20 +94,6 @@ def check_svg_rendered(out: Any) -> None:
     assert svg.locator("g.node").count() >= 2
     box = svg.bounding_box()
     assert box and box["width"] > 50 and box["height"] > 30, f"the graph SVG is tiny: {box}"
-
-
-def check_image_rendered(out: Any) -> None:
-    """A matplotlib view: a loaded <img> of non-trivial size."""
-    out.scroll_into_view_if_needed()
-    img = out.locator("img.widget-image").first
-    img.wait_for(timeout=RENDER_TIMEOUT_MS)
-    out.page.wait_for_function(
-        "(img) => img.complete && img.naturalWidth > 0", arg=img.element_handle(), timeout=RENDER_TIMEOUT_MS
-    )
-    width, height = img.evaluate("(img) => [img.naturalWidth, img.naturalHeight]")
-    assert width >= 200 and height >= 100, f"the plot image is {width}x{height} px"
-    box = img.bounding_box()
-    assert box and box["width"] >= 200 and box["height"] >= 100, f"the plot is drawn at {box}"
 
 
 def check_frames_rendered(out: Any) -> None:
@@ -135,7 +114,6 @@ def check_frames_rendered(out: Any) -> None:
 RENDERED: dict[str, Callable[[Any], None]] = {
     "graph": check_svg_rendered,
     **{kind: check_frames_rendered for kind in FRAMES},
-    **{kind: check_image_rendered for kind in PLOT_TITLES},
 }
 
 
@@ -158,30 +136,8 @@ def interact_frames(out: Any) -> None:
     assert not unchanged, f"controls that changed nothing: {unchanged}"
 
 
-def _move_plot(out: Any, act: Callable[[], None]) -> None:
-    img = out.locator("img.widget-image").first
-    before = img.get_attribute("src")
-    act()
-    wait_for_change(img, before)
-
-
-def nudge(handle: Any) -> None:
-    """Move a slider (its noUiSlider handle) one step: right, or left when it is at its maximum."""
-    now, top = handle.evaluate(
-        "(h) => [Number(h.getAttribute('aria-valuenow')), Number(h.getAttribute('aria-valuemax'))]"
-    )
-    handle.press("ArrowLeft" if now >= top else "ArrowRight")
-
-
-def interact_slider_plot(out: Any) -> None:
-    """descent: move the step slider one step; the picture is redrawn (by the kernel)."""
-    handle = out.locator(".widget-slider .noUi-handle").first
-    _move_plot(out, lambda: nudge(handle))
-
-
 INTERACT: dict[str, Callable[[Any], None]] = {
     "graph": interact_graph,
-    "descent": interact_slider_plot,
     **{kind: interact_frames for kind in FRAMES},
 }
 
