@@ -386,17 +386,6 @@ def _valley(v: Any) -> Any:
     return 0.1 * v[0] ** 2 + 2.0 * v[1] ** 2
 
 
-def _moves(control: Any, values: list, repeats: int) -> float:
-    """Median time of setting ``control.value`` to each of ``values`` in turn (cycling)."""
-    k = [0]
-
-    def move() -> None:
-        k[0] += 1
-        control.value = values[k[0] % len(values)]
-
-    return timed(move, repeats)
-
-
 @case("kernel-free", "gv.clipping: create; a control move in Chromium", target_s=0.05)
 def clipping_widget() -> list[Row]:
     import engine as eg  # noqa: PLC0415
@@ -410,52 +399,26 @@ def clipping_widget() -> list[Row]:
     return rows
 
 
-@case("widgets", "gv.descent: create; step slider; learning-rate slider; optimizer checkbox", target_s=0.1)
+@case("kernel-free", "gv.descent: create (every optimizer × rate × step); a control move in Chromium",
+      target_s=0.05)
 def descent_widget() -> list[Row]:
     import gradviz as gv  # noqa: PLC0415
 
     def half_square(x: Any) -> Any:
         return 0.5 * (x - 1.0) ** 2
 
-    create = timed(lambda: gv.descent(half_square, 10.0, learning_rate=0.1, steps=10).widget, 3)
-    one = gv.descent(half_square, 10.0, learning_rate=0.1, steps=10)
-    c = one.controls
-    rows = [
-        ("create (1-D, seed 002 trace, 10 steps)", create, "target < 1 s"),
-        ("step slider move (1-D)", _moves(c["step"], list(range(11)), 30), ""),
-        (
-            "learning-rate slider (1-D, re-runs 10 steps)",
-            _moves(c["learning_rate"], [0.1 * 1.013**k for k in range(200)], 10),
-            "",
-        ),
-    ]
     names = ("SGD", "Momentum", "Adagrad", "Adam")
-    create = timed(
-        lambda: gv.descent(_valley, [-4.0, 1.0], optimizers=names, learning_rate=0.1, steps=60).widget, 3
+    rows = kernel_free_rows(
+        "lesson 04, 1-D: seed 002 trace, 10 steps × 11 rates × 5 optimizers",
+        lambda: gv.descent(half_square, 10.0, optimizers=("SGD",), learning_rate=0.1, steps=10),
     )
-    race = gv.descent(_valley, [-4.0, 1.0], optimizers=names, learning_rate=0.1, steps=60)
-    c = race.controls
-    rows += [
-        ("create (2-D contour, 4 optimizers × 60 steps)", create, "target < 1 s"),
-        ("step slider move (2-D, 4 paths)", _moves(c["step"], list(range(61)), 40), ""),
-        (
-            "learning-rate slider (2-D, re-runs 4 × 60 steps)",
-            _moves(c["learning_rate"], [0.1 * 1.013**k for k in range(200)], 6),
-            "runs the optimizers",
-        ),
-        (
-            "learning-rate slider, back to a value seen before",
-            _moves(c["learning_rate"], [0.1, 0.1 * 1.013], 10),
-            "cached paths",
-        ),
-    ]
-    flips = [True, False]
-    rows.append(
-        (
-            "optimizer checkbox (RMSProp on/off)",
-            _moves(c["show RMSProp"], flips, 10),
-            "first time runs 60 steps",
-        )
+    rows += kernel_free_rows(
+        "lesson 04, 2-D race: 60 steps × 11 rates × 5 optimizers",
+        lambda: gv.descent(_valley, [-4.0, 1.0], optimizers=names, learning_rate=0.1, steps=60),
+    )
+    rows += kernel_free_rows(
+        "1,000 steps (the cap; 201 on the slider) × 11 rates × 5 optimizers",
+        lambda: gv.descent(_valley, [-4.0, 1.0], optimizers=names, learning_rate=0.1, steps=1000),
     )
     return rows
 
