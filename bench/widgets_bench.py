@@ -417,7 +417,7 @@ def descent_widget() -> list[Row]:
         lambda: gv.descent(_valley, [-4.0, 1.0], optimizers=names, learning_rate=0.1, steps=60),
     )
     rows += kernel_free_rows(
-        "1,000 steps (the cap; 201 on the slider) × 11 rates × 5 optimizers",
+        "1,000 steps (the cap; 101 on the slider) × 11 rates × 5 optimizers",
         lambda: gv.descent(_valley, [-4.0, 1.0], optimizers=names, learning_rate=0.1, steps=1000),
     )
     return rows

@@ -153,9 +153,9 @@ def test_a_rate_set_in_code_off_the_grid_joins_it():
 
 
 def test_long_runs_use_a_step_grid_that_the_slider_names(monkeypatch):
-    assert len(step_grid(1000)) == 201 and step_grid(1000)[:3] == [0, 5, 10]
-    assert step_grid(200) == [*range(201)]
-    monkeypatch.setattr(descent_frames, "STEP_POSITIONS", 11)  # 11 positions, not 201: a quicker test
+    assert len(step_grid(1000)) == 101 and step_grid(1000)[:3] == [0, 10, 20]
+    assert step_grid(100) == [*range(101)]
+    monkeypatch.setattr(descent_frames, "STEP_POSITIONS", 11)  # 11 positions, not 101: a quicker test
     trace = gv.descent(half_square, 3.0, learning_rate=0.1, steps=40)
     grid = trace.step_grid()
     assert grid == list(range(0, 41, 4))
@@ -163,7 +163,8 @@ def test_long_runs_use_a_step_grid_that_the_slider_names(monkeypatch):
     assert step["labels"] == [str(s) for s in grid] and "11 of the 40 steps" in step["note"]
     _move(trace, step=5)
     assert trace.step == 20 and "<b>step 20</b>" in trace.shown("panel")
-    assert trace.shown("path0")["counts"][5] == 21 and "<td>20</td>" in trace.shown("trace0")
+    path = trace.shown("path0")  # the points of the grid's steps: 0, 4, ..., 40
+    assert len(path["points"]) == 11 and path["counts"][5] == 6 and "<td>20</td>" in trace.shown("trace0")
     trace.step = 21  # off the grid: the grid takes it in
     assert 21 in trace.step_grid() and "<b>step 21</b>" in trace.shown("panel")
 
@@ -238,6 +239,9 @@ def test_divergence_is_shown_not_hidden():
     assert not np.all(np.isfinite(traj.points[-1])) or not math.isfinite(traj.losses[-1])
     trace.step = 200
     assert "diverged" in trace.to_html()
+    path = trace.shown("path0")  # past the divergence, the path ends at its last finite point
+    assert path["counts"][-1] == len(path["points"]) <= traj.diverged_at + 1
+    assert f"(diverged at step {traj.diverged_at})" in trace.shown("panel") == trace._panel()
 
 
 def test_grid_evaluation_vectorised_or_not():
@@ -259,3 +263,21 @@ def test_static_forms_and_save(tmp_path):
         assert trace.save(tmp_path / f"d.{ext}").stat().st_size > 1000
     one = gv.descent(half_square, 10.0, steps=3, theme="dark")
     assert one.theme == "dark" and one.png()[:4] == b"\x89PNG"
+
+
+def test_the_static_picture_of_a_saved_state_is_the_browsers():
+    """An exported page without JavaScript draws the saved state as frames_view.js would: the panel
+    and the path revealed up to the saved step."""
+    import re
+
+    from gradviz.widgets.static_state import static_html
+
+    trace = gv.descent(half_square, 10.0, steps=10)
+    _move(trace, step=3)
+    names = ("kind", "title", "note", "picture", "controls", "index", "layers", "info")
+    out = static_html(json.loads(json.dumps({k: getattr(trace.widget, k) for k in names})))
+    assert trace._panel() in out and "step: 3" in out
+    sgd = re.search(r'data-gv-layer="path0">(.*?)</g>', out).group(1)
+    ghost, shown = re.findall(r'<polyline points="([^"]*)"', sgd)
+    assert len(ghost.split()) == 11 and len(shown.split()) == 4
+    assert sgd.count("<line ") == 1  # the tangent at θ3

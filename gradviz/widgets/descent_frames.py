@@ -3,7 +3,8 @@
 `gv.descent` runs each optimizer it offers at each learning rate of a grid (`rate_grid`: 1, 2, 5 per
 decade from lr/100 to 20·lr, and lr itself) and keeps, per optimizer and rate, the path in the
 picture's coordinates (a "trace" layer the step slider reveals) and the rows of the panel's tables
-(a "rows" layer); the step slider offers every step (`step_grid`: up to 200, then 201 evenly spaced).
+(a "rows" layer); the step slider offers every step (`step_grid`: up to 100, then 101 evenly spaced:
+the paths keep the points of those steps).
 Frames per optimizer: 2 × the rates (its checkbox × the rate slider), never the product of all the
 controls. The panel here and `DescentTrace._panel` (a static page, ``save``) are made by the same
 functions, so they agree.
@@ -11,7 +12,7 @@ functions, so they agree.
 >>> rate_grid(0.1)
 [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0]
 >>> step_grid(4), len(step_grid(1000)), step_grid(1000)[:3]
-([0, 1, 2, 3, 4], 201, [0, 5, 10])
+([0, 1, 2, 3, 4], 101, [0, 10, 20])
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ __all__ = ["MAX_STEPS", "rate_grid", "step_grid", "descent_frames", "panel_parts
 #: the most steps `gv.descent` runs: each optimizer runs them at each rate of the grid when the
 #: widget is made (time), and every step's numbers are kept in the widget and the page (memory)
 MAX_STEPS = 1000
-STEP_POSITIONS = 201  # the step slider's positions at most; beyond, an evenly spaced grid of steps
+STEP_POSITIONS = 101  # the step slider's positions at most; beyond, an evenly spaced grid of steps
 RATES_BELOW, RATES_ABOVE = 100.0, 20.0  # the learning-rate grid spans lr / 100 .. 20 · lr
 TRACE_WINDOW = 10  # rows of the 1-D trace table (the last steps up to the one shown)
 
@@ -41,7 +42,7 @@ TABLE_HEAD = ("<tr><th>optimizer</th><th>step</th><th>θ</th><th>loss f(θ)</th>
 
 
 def step_grid(steps: int, current: int = 0) -> list[int]:
-    """The steps the step slider offers: all of 0..steps up to 200 steps, else 201 evenly spaced
+    """The steps the step slider offers: all of 0..steps up to 100 steps, else 101 evenly spaced
     (and ``current``, a step set from code)."""
     if steps < STEP_POSITIONS:
         return list(range(steps + 1))
@@ -164,22 +165,32 @@ def _clip_box(ax: Any) -> list[float]:
             round(box.height * scale, 1)]
 
 
+def _kept(n: int, steps: Sequence[int]) -> np.ndarray:
+    """The indices of a path of ``n`` points that the step grid shows (past a divergence: its end)."""
+    return np.unique(np.minimum(np.asarray(steps), n - 1))
+
+
 def _trace(ax: Any, xs: Any, ys: Any, steps: Sequence[int], **style: Any) -> dict[str, Any] | None:
-    """A "trace" frame: the finite points, and how many of them each step position shows."""
-    xy = _to_svg(ax, xs, ys)
+    """A "trace" frame: the path's finite points at the grid's steps, and how many of them each step
+    position shows."""
+    at = _kept(len(xs), steps)
+    xy = _to_svg(ax, np.asarray(xs)[at], np.asarray(ys)[at])
     ok = np.isfinite(xy).all(axis=1)
     if not ok.any():
         return None
     kept = np.cumsum(ok)
-    return {"points": np.round(xy[ok], 1).tolist(),
-            "counts": [int(kept[min(s, len(xy) - 1)]) for s in steps], "clip": _clip_box(ax), **style}
+    where = np.searchsorted(at, np.minimum(np.asarray(steps), len(xs) - 1))
+    return {"points": np.round(xy[ok], 1).tolist(), "counts": kept[where].astype(int).tolist(),
+            "clip": _clip_box(ax), **style}
 
 
-def _tangents(view: Any, ax: Any, traj: Any) -> list[list[float] | None]:
+def _tangents(view: Any, ax: Any, traj: Any, steps: Sequence[int]) -> list[list[float] | None]:
     """The dashed tangent of f at each point of a 1-D path (slope: the gradient the engine computed),
-    one per point the path keeps (None where there is no finite tangent)."""
+    one per point the path's trace keeps (None where there is no finite tangent)."""
     xs, losses = traj.points.astype(float), traj.losses
-    grads = np.array([np.nan if g is None else float(g) for g in map(traj.gradient_at, range(len(xs)))])
+    at = _kept(len(xs), steps)
+    xs, losses = xs[at], losses[at]
+    grads = np.array([np.nan if g is None else float(g) for g in map(traj.gradient_at, at)])
     half = 0.16 * (view.xlim[1] - view.xlim[0])
     with np.errstate(all="ignore"):
         ends = np.hstack([_to_svg(ax, xs - half, losses - grads * half),
@@ -222,7 +233,7 @@ def descent_frames(view: Any, specs: Sequence[Any], note: str = "") -> Frames:
             traj = view.run(name, rates[r])
             pts = traj.points.astype(float)
             xs, ys = (pts[:, 0], pts[:, 1]) if view.mode == "2d" else (pts, traj.losses)
-            extra = {"segments": _tangents(view, ax, traj), "segment_color": colors["highlight"]} \
+            extra = {"segments": _tangents(view, ax, traj, steps), "segment_color": colors["highlight"]} \
                 if view.mode == "1d" else {}
             return _trace(ax, xs, ys, steps, color=color, width=1.8, marker=1.5, radius=4.5, halo=halo,
                           ghost=0.4, ghost_width=1.0, **extra)

@@ -21,6 +21,8 @@ import re
 from html import escape as esc
 from typing import Any
 
+from gradviz.widgets.frames import rows_html
+
 __all__ = ["NOTICE_MARK", "notice_html", "static_html", "holds_picture"]
 
 #: The attribute that marks a notice in a notebook output (what tools/export_html.py looks for).
@@ -67,13 +69,15 @@ def _frames_html(state: dict[str, Any]) -> str:
         kind = layer.get("type")
         if kind == "html":
             panel.append(content or "")
+        elif kind == "rows":
+            panel.append(rows_html(content, index.get(layer.get("reveal"), 0)))
         elif kind == "patch" and content:
             shapes = {sid: change.get("shapes") or {} for sid, change in content.items()}
             texts = {sid: change.get("texts") or {} for sid, change in content.items()}
             picture = restyle(picture, shapes, texts)
         elif kind == "trace":
-            shown = index.get(layer["reveal"], 0) + 1 if layer.get("reveal") else None
-            picture = _fill(picture, layer["name"], _trace_svg(content, shown))
+            position = index.get(layer["reveal"], 0) if layer.get("reveal") else None
+            picture = _fill(picture, layer["name"], _trace_svg(content, position))
         elif kind == "svg":
             picture = _fill(picture, layer["name"], content or "")
     positions = []
@@ -94,14 +98,46 @@ def _fill(picture: str, name: str, content: str) -> str:
     return slot.sub(lambda m: m.group(1) + content + m.group(3), picture, count=1)
 
 
-def _trace_svg(trace: Any, shown: int | None) -> str:
+def _trace_svg(trace: Any, position: int | None) -> str:
+    """A "trace" frame as frames_view.js's drawTrace draws it with its reveal control at ``position``."""
     if not trace or not trace.get("points"):
         return ""
-    points = trace["points"][: max(1, shown)] if shown is not None else trace["points"]
+    every = trace["points"]
+    count = len(every)
+    if position is not None:
+        counts = trace.get("counts")
+        count = counts[min(position, len(counts) - 1)] if counts else position + 1
+    points = every[: max(1, count)]
     color = esc(str(trace.get("color") or "currentColor"))
-    width = float(trace.get("width") or 1.8)
-    x, y = points[-1]
-    path = " ".join(f"{float(px)},{float(py)}" for px, py in points)
-    return (f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="{width}" '
-            f'stroke-linejoin="round"/><circle cx="{float(x)}" cy="{float(y)}" '
-            f'r="{float(trace.get("radius") or 3.5)}" fill="{color}"/>')
+
+    def line(pts: list, width: Any, opacity: Any) -> str:
+        path = " ".join(f"{float(px)},{float(py)}" for px, py in pts)
+        return (f'<polyline points="{path}" fill="none" stroke-width="{float(width)}" '
+                f'stroke-linejoin="round" stroke-opacity="{float(opacity)}" style="stroke:{color}"/>')
+
+    parts = [line(every, trace.get("ghost_width") or 1, trace["ghost"])] if trace.get("ghost") else []
+    opacity = 1 if trace.get("opacity") is None else trace["opacity"]
+    parts.append(line(points, trace.get("width") or 1.8, opacity))
+    if marker := trace.get("marker"):
+        parts += [f'<circle cx="{float(x)}" cy="{float(y)}" r="{float(marker)}" style="fill:{color}"/>'
+                  for x, y in points]
+    segments = trace.get("segments") or []
+    if len(points) <= len(segments) and segments[len(points) - 1]:
+        x1, y1, x2, y2 = map(float, segments[len(points) - 1])
+        dash = esc(str(trace.get("dash") or "5,2.5"))
+        parts.append(f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" stroke-width="'
+                     f'{float(trace.get("segment_width") or 1.6)}" stroke-dasharray="{dash}" '
+                     f'style="stroke:{esc(str(trace.get("segment_color") or color))}"/>')
+    radius = trace.get("radius")
+    radius = 3.5 if radius is None else float(radius)
+    if radius > 0:
+        x, y = points[-1]
+        halo = f";stroke:{esc(str(trace['halo']))}" if trace.get("halo") else ""
+        parts.append(f'<circle cx="{float(x)}" cy="{float(y)}" r="{radius}" '
+                     f'stroke-width="{1.5 if halo else 0}" style="fill:{color}{halo}"/>')
+    body = "".join(parts)
+    if trace.get("clip"):
+        x, y, w, h = map(float, trace["clip"])
+        body = (f'<svg x="{x}" y="{y}" width="{w}" height="{h}" viewBox="{x} {y} {w} {h}" '
+                f'overflow="hidden">{body}</svg>')
+    return body
