@@ -35,6 +35,7 @@ STEP_POSITIONS = 101  # the step slider's positions at most; beyond, an evenly s
 RATES_BELOW, RATES_ABOVE = 100.0, 20.0  # the learning-rate grid spans lr / 100 .. 20 · lr
 TRACE_WINDOW = 10  # rows of the 1-D trace table (the last steps up to the one shown)
 
+#: the tables' style in a static page (the live widget's front end, frames_view.js, has it as ``gv-dt``)
 STYLE = ("<style>.gv-dt td,.gv-dt th{padding:1px 8px;text-align:right;font-family:monospace}"
          ".gv-dt td:first-child{text-align:left}.gv-dt tr.now{background:rgba(191,135,0,.18)}</style>")
 TABLE_HEAD = ("<tr><th>optimizer</th><th>step</th><th>θ</th><th>loss f(θ)</th><th>gradient at θ</th>"
@@ -129,13 +130,14 @@ def _table_open(any_shown: bool) -> str:
     return f"<table class='gv-dt'>{TABLE_HEAD}" if any_shown else "<br/><i>Select an optimizer.</i>"
 
 
-def panel_parts(view: Any) -> list[str]:
+def panel_parts(view: Any, style: bool = True) -> list[str]:
     """The panel of ``view`` in its current state, piece by piece (what the frames' panel layers
-    show at the same positions)."""
+    show at the same positions; ``style``: with the tables' `STYLE`, for a page without the front
+    end)."""
     steps = view.step_grid()
     at = steps.index(view.step)
     lr = view.learning_rate
-    parts = [f"{STYLE}<div style='font-size:12px'>"]
+    parts = [f"{STYLE if style else ''}<div style='font-size:12px'>"]
     if view.mode == "1d":
         parts += [rows_html(trace_rows(view, n, lr, steps), at) for n in view.selected]
     parts += [_at_step(view.step), _at_rate(lr), _table_open(bool(view.selected))]
@@ -256,7 +258,7 @@ def descent_frames(view: Any, specs: Sequence[Any], note: str = "") -> Frames:
 
     frames.layer("vline", "svg", ["step"], vline)
     # the panel, in `panel_parts`' order
-    frames.layer("style", "html", [], lambda: f"{STYLE}<div style='font-size:12px'>")
+    frames.layer("open", "html", [], lambda: "<div style='font-size:12px'>")
     if view.mode == "1d":
         for i, name in enumerate(names):
             frames.layer(f"trace{i}", "rows", [shows[i], "learning_rate"],

@@ -32,6 +32,10 @@ const STYLE = `
 .gvf-panel table { border-collapse: collapse; }
 .gvf-panel td, .gvf-panel th { padding: 1px 8px 1px 0; text-align: left; vertical-align: top; }
 .gvf-note { font-size: 11px; color: var(--jp-ui-font-color2, #57606a); }
+.gvf-panel table.gv-dt td, .gvf-panel table.gv-dt th { padding: 1px 8px; text-align: right;
+  font-family: var(--jp-code-font-family, monospace); }
+.gvf-panel table.gv-dt td:first-child { text-align: left; }
+.gvf-panel table.gv-dt tr.now { background: rgba(191, 135, 0, 0.18); }
 `;
 
 const SVG_NS = "http://www.w3.org/2000/svg";
@@ -73,8 +77,10 @@ function drawTrace(group, trace, position) {
   }, { stroke: color });
   if (trace.ghost) target.append(line(all, trace.ghost_width || 1, trace.ghost));
   target.append(line(pts, trace.width || 1.8, trace.opacity));
-  if (trace.marker) {
-    for (const p of pts) target.append(svgEl("circle", { cx: p[0], cy: p[1], r: trace.marker }, { fill: color }));
+  if (trace.marker) { // one path of small circles (not an element per point: a move stays cheap)
+    const r = trace.marker;
+    const d = pts.map((p) => `M${p[0] - r},${p[1]}a${r},${r} 0 1,0 ${2 * r},0a${r},${r} 0 1,0 ${-2 * r},0`);
+    target.append(svgEl("path", { d: d.join("") }, { fill: color }));
   }
   const segment = trace.segments ? trace.segments[pts.length - 1] : null;
   if (segment) {
@@ -260,6 +266,7 @@ function render({ model, el }) {
   let refreshers = [];
   let patched = new Map(); // patch layer → {element id: its original, to restore}
   let shownKeys = new Map(); // layer element → the key of the frame it shows (skip unchanged layers)
+  let shownPanel = null; // the panel's HTML now
 
   const build = () => {
     title.textContent = model.get("title") || "";
@@ -274,6 +281,7 @@ function render({ model, el }) {
     }
     picture.innerHTML = model.get("picture") || "";
     shownKeys = new Map();
+    shownPanel = null;
     patched = new Map();
     update();
   };
@@ -306,7 +314,11 @@ function render({ model, el }) {
         group.innerHTML = content || "";
       }
     }
-    panel.innerHTML = html.join("");
+    const text = html.join("");
+    if (text !== shownPanel) { // an unchanged panel is left alone (no new layout)
+      shownPanel = text;
+      panel.innerHTML = text;
+    }
   };
 
   model.on("change:index", update);

@@ -119,8 +119,10 @@ def _trace_svg(trace: Any, position: int | None) -> str:
     opacity = 1 if trace.get("opacity") is None else trace["opacity"]
     parts.append(line(points, trace.get("width") or 1.8, opacity))
     if marker := trace.get("marker"):
-        parts += [f'<circle cx="{float(x)}" cy="{float(y)}" r="{float(marker)}" style="fill:{color}"/>'
-                  for x, y in points]
+        r = float(marker)
+        dots = "".join(f"M{float(x) - r},{float(y)}a{r},{r} 0 1,0 {2 * r},0a{r},{r} 0 1,0 {-2 * r},0"
+                       for x, y in points)
+        parts.append(f'<path d="{dots}" style="fill:{color}"/>')
     segments = trace.get("segments") or []
     if len(points) <= len(segments) and segments[len(points) - 1]:
         x1, y1, x2, y2 = map(float, segments[len(points) - 1])
