@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from gradviz.render.theme import css_color
 from gradviz.widgets.frames import Frames, rows_html
 
 __all__ = ["MAX_STEPS", "rate_grid", "step_grid", "descent_frames", "panel_parts"]
@@ -68,7 +69,9 @@ def rate_grid(anchor: float, current: float | None = None) -> list[float]:
 # ---- the panel: the same pieces for the browser's frames and the static page ---------------------------
 
 def _swatch(color: str, name: str) -> str:
-    return f"<span style='color:{color}'>━━</span> {html.escape(name)}"
+    """The optimizer's line colour (a bar, not a glyph: no text to read in either theme) and name."""
+    bar = f"display:inline-block;width:16px;height:3px;vertical-align:middle;background:{color}"
+    return f"<span style='{bar}'></span> {html.escape(name)}"
 
 
 def state_rows(view: Any, name: str, lr: float, steps: Sequence[int]) -> dict[str, Any]:
@@ -78,7 +81,7 @@ def state_rows(view: Any, name: str, lr: float, steps: Sequence[int]) -> dict[st
 
     traj = view.run(name, lr)
     points, losses = traj.points, traj.losses
-    tail = (f" <span style='color:#d1242f'>(diverged at step {traj.diverged_at})</span>"
+    tail = (f" <span style='color:{css_color('bad')}'>(diverged at step {traj.diverged_at})</span>"
             if traj.diverged_at else "")
     rows = []
     for s in steps:

@@ -29,6 +29,8 @@ for step in range(5):
     w.assign_sub(0.1 * g)
 def cube(a, b):
     return eg.sum(a ** 3 * b)
+def valley(v):
+    return 0.1 * v[0] ** 2 + 2.0 * v[1] ** 2
 """
 WIDGETS = {
     "graph": "gv.graph(f, tape, names=locals())",
@@ -37,6 +39,7 @@ WIDGETS = {
     "flow": "gv.flow(rec)",
     "clipping": "gv.clipping([eg.constant([3.0, 4.0]), eg.constant([1.0, -2.0])], threshold=2.0)",
     "check_gradients": "gv.check_gradients(cube, eg.constant([1.0, 2.0]), eg.constant([0.5, -1.0]))",
+    "descent": 'gv.descent(valley, [-4.0, 1.0], optimizers=("SGD", "Momentum", "Adam"), steps=30)',
 }
 
 # Every visible element with its own text: its colour and what is behind it (rgba lists).
