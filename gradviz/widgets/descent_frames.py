@@ -37,7 +37,8 @@ RATES_BELOW, RATES_ABOVE = 100.0, 20.0  # the learning-rate grid spans lr / 100 
 TRACE_WINDOW = 10  # rows of the 1-D trace table (the last steps up to the one shown)
 
 #: the tables' style in a static page (the live widget's front end, frames_view.js, has it as ``gv-dt``)
-STYLE = ("<style>.gv-dt td,.gv-dt th{padding:1px 8px;text-align:right;font-family:monospace}"
+STYLE = ("<style>.gv-dt td,.gv-dt th{padding:1px 8px;text-align:right;white-space:nowrap;"
+         "font-family:monospace}"
          ".gv-dt td:first-child{text-align:left}.gv-dt tr.now{background:rgba(191,135,0,.18)}</style>")
 TABLE_HEAD = ("<tr><th>optimizer</th><th>step</th><th>θ</th><th>loss f(θ)</th><th>gradient at θ</th>"
               "<th>last Δθ</th><th>optimizer state (slots)</th></tr>")

@@ -39,7 +39,8 @@ WIDGETS = {
     "flow": "gv.flow(rec)",
     "clipping": "gv.clipping([eg.constant([3.0, 4.0]), eg.constant([1.0, -2.0])], threshold=2.0)",
     "check_gradients": "gv.check_gradients(cube, eg.constant([1.0, 2.0]), eg.constant([0.5, -1.0]))",
-    "descent": 'gv.descent(valley, [-4.0, 1.0], optimizers=("SGD", "Momentum", "Adam"), steps=30)',
+    "descent": 'setattr(d := gv.descent(valley, [-4.0, 1.0], optimizers=("SGD", "Momentum", "Adam"), '
+               'steps=30), "step", 12) or d',  # shown at step 12
 }
 
 # Every visible element with its own text: its colour and what is behind it (rgba lists).
