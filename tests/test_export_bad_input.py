@@ -182,6 +182,11 @@ def test_gradviz_widgets_keep_their_html_picture(offline, tmp_path):
     page = _page(offline, tmp_path, widget_output("m1", **{"text/html": html}),
                  {"_anywidget_id": "gradviz.widgets.frames.FramesWidget"}, module="anywidget")
     assert f'<div class="gradlab-widget-fallback jp-RenderedHTMLCommon jp-RenderedHTML">{html}</div>' in page
+    # the ipywidgets box of a gradviz view (gv.descent) keeps its picture too; another box does not
+    for classes, kept in ((["gradviz-view"], True), (["someone-else"], False)):
+        page = _page(offline, tmp_path, widget_output("m1", **{"text/html": html}),
+                     {"_dom_classes": classes}, module="@jupyter-widgets/controls")
+        assert (html in page) is kept
     # an SVG-only gradviz output is drawn inline; a third-party one only as an image
     page = _page(offline, tmp_path, widget_output("m1", **{"image/svg+xml": "<svg><rect/></svg>"}),
                  {"_anywidget_id": "gradviz.widgets.base.SvgWidget"}, module="anywidget")

@@ -4,8 +4,9 @@ A widget output carries a view of a model in the notebook's widget state, and of
 the same object: ``text/html``, ``image/svg+xml``, ``image/png``. JupyterLab shows the live widget and
 never runs that HTML. The page shows a fallback, so it must not run a third-party widget's HTML either:
 
-* gradviz's own widgets (an anywidget whose saved ``_anywidget_id`` is a ``gradviz.`` class): their
-  HTML (escaped names, no scripts), else their SVG, else their PNG;
+* gradviz's own widgets (an anywidget whose saved ``_anywidget_id`` is a ``gradviz.`` class, or the
+  ipywidgets box of a gradviz view, with the DOM class ``gradviz-view``): their HTML (escaped names,
+  no scripts), else their SVG, else their PNG;
 * any other widget: its PNG, else its SVG as an image (``<img>``: scripts in it do not run), else a
   plain-text notice. Its ``text/html`` is never embedded.
 
@@ -25,13 +26,21 @@ BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*")
 
 
 def is_gradviz(model: dict[str, Any] | None) -> bool:
-    """Whether a saved widget model is one of gradviz's widgets (an anywidget of a gradviz class)."""
+    """Whether a saved widget model is one of gradviz's widgets: an anywidget of a gradviz class, or
+    the ipywidgets box of a gradviz view (`gradviz.widgets.plot_widget`).
+
+    >>> is_gradviz({"model_module": "@jupyter-widgets/controls", "state": {"_dom_classes": ["gradviz-view"]}})
+    True
+    """
     if not isinstance(model, dict):
         return False
     state = model.get("state") if isinstance(model.get("state"), dict) else {}
-    widget_class = state.get("_anywidget_id")
-    return model.get("model_module") == "anywidget" and isinstance(widget_class, str) and \
-        widget_class.startswith("gradviz.")
+    if model.get("model_module") == "anywidget":
+        widget_class = state.get("_anywidget_id")
+        return isinstance(widget_class, str) and widget_class.startswith("gradviz.")
+    classes = state.get("_dom_classes")
+    return model.get("model_module") == "@jupyter-widgets/controls" and isinstance(classes, list) and \
+        "gradviz-view" in classes
 
 
 def _text(value: Any) -> str:
