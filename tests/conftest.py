@@ -102,6 +102,18 @@ class TransferCount:
         return f"<TransferCount to_host={self.to_host} to_device={self.to_device}>"
 
 
+@pytest.fixture
+def threads_switch_often() -> Iterator[None]:
+    """Let the interpreter switch threads every microsecond, so that threads in a test really
+    interleave (tapes and traces entered and left concurrently)."""
+    import sys
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    yield
+    sys.setswitchinterval(old)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_random_state() -> Iterator[None]:
     """Every test starts from the random state the one before it found: a test that calls

@@ -3,7 +3,6 @@ their own complete graph, and a thread that does not trace never sees another th
 
 from __future__ import annotations
 
-import sys
 import threading
 
 import pytest
@@ -14,13 +13,7 @@ from engine import tracing
 THREADS, ROUNDS, LINKS = 4, 25, 20
 
 
-@pytest.fixture(autouse=True)
-def _switch_threads_often():
-    """Let the interpreter switch threads every microsecond, so that the traces really interleave."""
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    yield
-    sys.setswitchinterval(old)
+pytestmark = pytest.mark.usefixtures("threads_switch_often")  # (tests/conftest.py)
 
 
 def _chain(x):

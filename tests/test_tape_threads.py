@@ -3,7 +3,6 @@ that enter and leave tapes concurrently all get their gradients."""
 
 from __future__ import annotations
 
-import sys
 import threading
 
 import numpy as np
@@ -14,13 +13,7 @@ import engine as eg
 THREADS, GRADIENTS = 8, 300
 
 
-@pytest.fixture(autouse=True)
-def _switch_threads_often():
-    """Let the interpreter switch threads every microsecond, so that the threads really interleave."""
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    yield
-    sys.setswitchinterval(old)
+pytestmark = pytest.mark.usefixtures("threads_switch_often")  # (tests/conftest.py)
 
 
 def test_concurrent_tapes_give_every_thread_its_own_gradients():
