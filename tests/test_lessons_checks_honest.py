@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -64,6 +65,15 @@ class LiarStr(str):
 
     def lower(self) -> LiarStr:
         return self
+
+
+class DeviceLiar(LiarStr):
+    """Equal to any device name (and to nothing else, so that it is not taken for "cpu")."""
+
+    def __eq__(self, other: object) -> bool:
+        return other in ("cpu:0", "gpu:0")
+
+    __hash__ = str.__hash__
 
 
 class PoserStr(str):
@@ -247,7 +257,7 @@ def _float32_product_liar():
 
 
 def _landing_liar():
-    return LiarStr("nowhere")
+    return DeviceLiar("nowhere")
 
 
 FOREVER_FRAGMENT = "took more than"
@@ -268,7 +278,7 @@ ADVERSARIAL: dict[tuple[str, str], list[Adversary]] = {
         ("__array__ object", lambda: ArrayLike(np.linspace(0.0, 1.0, 5)), "engine tensor", False),
     ],
     ("01", "landing_device"): [
-        ("str subclass equal to all", _landing_liar, "plain string", True),
+        ("str subclass equal to devices", _landing_liar, "plain string", True),
         ("object printing as a device", lambda: Shown("cpu:0"), "plain string", False),
     ],
     ("02", "partials"): [
@@ -310,7 +320,7 @@ ADVERSARIAL: dict[tuple[str, str], list[Adversary]] = {
     ],
     ("04", "scale_pairs"): [
         ("__array__ gradients", lambda: scale_array_like, "tensor (or a NumPy array)", True),
-        ("pairs hiding a 3rd part", lambda: scale_long_pairs, "(gradient, variable) pair", True),
+        ("pairs hiding a 3rd part", lambda: scale_long_pairs, "(gradient, variable) pair", False),
         ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
     ],
     ("04", "adam_slots"): [
@@ -401,7 +411,7 @@ LIMIT_S = 1.0  # the time limit for answers that never return (the lessons' is T
 def _evaluate(key: tuple[str, str], answer: Any, short: bool = False) -> tuple[bool, str]:
     """The check's verdict; with the short time limit only for answers that never return (a slow
     machine must not turn another verdict into "took too long")."""
-    return checks.evaluate(*key, answer, time_limit=LIMIT_S if short else None)
+    return checks.evaluate(*key, answer, time_limit=LIMIT_S) if short else checks.evaluate(*key, answer)
 
 
 # ---- tests ---------------------------------------------------------------------------------------
@@ -482,7 +492,7 @@ def test_the_time_limit_leaves_other_alarms_alone():
     fired: list[int] = []
     previous = signal.signal(signal.SIGALRM, lambda signum, frame: fired.append(signum))
     try:
-        ok, _ = _evaluate(("03", "watch_constant"), 29.0)
+        ok, _ = _evaluate(("03", "watch_constant"), 29.0, short=True)
         assert ok
         assert fired == []
         signal.raise_signal(signal.SIGALRM)
@@ -521,3 +531,8 @@ def test_in_a_lesson_patching_the_checks_from_a_cell_changes_nothing(lesson):
     )
     assert out.startswith("Not yet: "), out
     assert out.splitlines()[-1] == "_compare_numbers", out
+
+
+def test_lesson_01_states_the_time_limit():
+    text = (Path(__file__).resolve().parent.parent / "lessons" / "01_tensors_and_devices.ipynb").read_text()
+    assert f"more than {checks.TIME_LIMIT_S:g} seconds" in text
