@@ -201,13 +201,13 @@ def _time_limit(seconds: float) -> Iterator[None]:
         return
     # Windows, or not the main thread: a watchdog raises into this thread (stops Python loops only).
     target, lock, state = threading.get_ident(), threading.Lock(), {"done": False, "fired": False}
-    raise_in = ctypes.pythonapi.PyThreadState_SetAsyncExc
 
     def fire() -> None:
         with lock:
             if not state["done"]:
                 state["fired"] = True
-                raise_in(ctypes.c_ulong(target), ctypes.py_object(_TookTooLong))
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(target),
+                                                           ctypes.py_object(_TookTooLong))
 
     watchdog = threading.Timer(seconds, fire)
     watchdog.daemon = True
@@ -217,9 +217,15 @@ def _time_limit(seconds: float) -> Iterator[None]:
     finally:
         with lock:
             state["done"] = True
-            if state["fired"]:  # raised too late to land in the answer: take it back
-                raise_in(ctypes.c_ulong(target), None)
         watchdog.cancel()
+        if state["fired"]:  # it may still be pending: let it land here, not in the caller
+            # (never cancel it with SetAsyncExc(id, NULL): on CPython 3.11 that leaves the eval loop
+            # spinning as soon as a profile function is set)
+            try:
+                for _ in range(100):
+                    pass
+            except _TookTooLong:
+                pass
 
 
 # ---- "do not call the built-in": calls seen by the identity of the function's code -----------------
@@ -310,7 +316,7 @@ def _plain_numbers(value: Any, where: str) -> np.ndarray | str:
     try:
         return _plain_array(value)
     except _NotPlain as exc:
-        return f"{where}is {exc}; give a plain number, a NumPy array or an engine tensor of numbers."
+        return f"{where}is {exc}, not a number: give a plain number, a NumPy array or an engine tensor."
 
 
 def _plain_collection(value: Any, kinds: tuple[type, ...]) -> bool:
@@ -340,7 +346,7 @@ def _compare(answer: Any, expected: Any, rtol: float, atol: float, part: str = "
         return f"{who}is None."
     if isinstance(expected, (set, frozenset)):
         if not _plain_collection(answer, (set, frozenset, list, tuple)):
-            return f"{who}should be a set (or a list) of strings (it is {_kind(answer)})."
+            return f"{who}should be a collection of strings, a set or a list (it is {_kind(answer)})."
         if any(type(a) is not str for a in answer):
             return f"{who}should hold strings only (plain str), one per item."
         given = {a.strip().lower() for a in answer}
