@@ -89,7 +89,8 @@ def test_the_output_carries_the_picture_once(name):
     assert static is not None  # a page without JavaScript still gets the picture (the tape: its table)
     assert ("<table" if name == "tape" else "<svg") in static
     if name.startswith("graph"):
-        assert json.dumps(bundle).count("<svg") + json.dumps(state).count("<svg") == 1
+        data = {k: v for k, v in state.items() if k != "_esm"}  # the front end's code, not a picture
+        assert json.dumps(bundle).count("<svg") + json.dumps(data).count("<svg") == 1
 
 
 def test_static_picture_of_a_kernel_free_widget_follows_the_saved_positions():

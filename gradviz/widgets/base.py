@@ -17,7 +17,7 @@ from typing import Any
 
 import traitlets
 
-__all__ = ["View", "svg_widget_class", "page", "info_table", "esc"]
+__all__ = ["View", "svg_widget_class", "page", "info_table", "esc", "esm_source"]
 
 esc = html.escape
 
@@ -143,6 +143,18 @@ def info_table(rows: list[tuple[str, str]]) -> str:
 
 
 _SVG_WIDGET: Any = None
+_SHARED_JS = ("zoom_view.js",)  # what every front end gets in front of its own module
+
+
+def esm_source(name: str) -> str:
+    """The ES module anywidget loads for the front end ``name`` (``"svg_view.js"``,
+    ``"frames_view.js"``): the shared parts (zoom_view.js) followed by the file itself.
+
+    >>> "function zoomable" in esm_source("svg_view.js") and "export default" in esm_source("svg_view.js")
+    True
+    """
+    here = Path(__file__).parent
+    return "\n".join((here / part).read_text(encoding="utf-8") for part in (*_SHARED_JS, name))
 
 
 def svg_widget_class() -> type:
@@ -156,7 +168,7 @@ def svg_widget_class() -> type:
 
         class SvgWidget(anywidget.AnyWidget):
             gv_state_holds_picture = True  # the output's fallback is a notice (static_state)
-            _esm = Path(__file__).with_name("svg_view.js")
+            _esm = esm_source("svg_view.js")
             svg = traitlets.Unicode("").tag(sync=True)
             panel = traitlets.Unicode("").tag(sync=True)
             info = traitlets.Dict({}).tag(sync=True)

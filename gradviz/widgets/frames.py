@@ -26,7 +26,6 @@ import itertools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from gradviz.render.svg_layers import (
@@ -221,9 +220,11 @@ def frames_widget_class() -> type:
         import anywidget  # noqa: PLC0415
         import traitlets  # noqa: PLC0415
 
+        from gradviz.widgets.base import esm_source  # noqa: PLC0415
+
         class FramesWidget(anywidget.AnyWidget):
             gv_state_holds_picture = True  # the output's fallback is a notice (static_state)
-            _esm = Path(__file__).with_name("frames_view.js")
+            _esm = esm_source("frames_view.js")
             kind = traitlets.Unicode("").tag(sync=True)
             title = traitlets.Unicode("").tag(sync=True)
             note = traitlets.Unicode("").tag(sync=True)

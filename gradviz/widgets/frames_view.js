@@ -1,5 +1,6 @@
 // gradviz's kernel-free front end: controls that switch between frames computed in Python.
-// A plain ES module for anywidget (no build step). The model holds everything the controls explore:
+// A plain ES module for anywidget (no build step); gradviz.widgets.base.esm_source puts zoom_view.js in
+// front of it (a graph picture zooms and pans). The model holds everything the controls explore:
 //   controls: [{name, kind: "slider"|"dropdown"|"checkbox", label, labels, play, note}]
 //   index:    {control name: the chosen position} (synced back to Python when a kernel is there)
 //   picture:  an SVG (or HTML) whose <g data-gv-layer="NAME"> groups the layers fill
@@ -24,6 +25,7 @@ const STYLE = `
   background: var(--jp-layout-color1, #fff); border: 1px solid var(--jp-border-color1, #bbb);
   border-radius: 3px; padding: 1px 6px; }
 .gvf-picture svg { max-width: 100%; height: auto; display: block; }
+.gvf-picture.gv-zoomable { max-height: 640px; }
 .gvf-panel { margin-top: 4px; }
 .gvf-details:empty { display: none; }
 .gvf-details { margin-top: 4px; padding-top: 4px; border-top: 1px solid var(--jp-border-color2, #d0d7de); }
@@ -229,7 +231,7 @@ function makeControl(spec, get, set) {
 
 function render({ model, el }) {
   const style = document.createElement("style");
-  style.textContent = STYLE + (model.get("css") || ""); // the theme's colours (gradviz.render.theme)
+  style.textContent = STYLE + ZOOM_STYLE + (model.get("css") || ""); // + the theme's colours
   const root = document.createElement("div");
   root.className = "gvf-root gradviz";
   root.dataset.gvWidget = model.get("kind") || "frames";
@@ -249,7 +251,9 @@ function render({ model, el }) {
   const note = document.createElement("div");
   note.className = "gvf-note";
   root.append(title, bar, picture, panel, details, note);
+  let zoom = null; // a graph picture zooms and pans (zoom_view.js); a plot fits the width
   picture.addEventListener("click", (event) => {
+    if (zoom && zoom.wasDrag()) return; // the end of a pan, not a click
     const group = event.target.closest("g.node, g.cluster");
     const info = model.get("info") || {};
     if (!group || !picture.contains(group) || !(group.id in info)) return;
@@ -281,6 +285,13 @@ function render({ model, el }) {
       refreshers.push(c.refresh);
     }
     picture.innerHTML = model.get("picture") || "";
+    if (picture.querySelector("svg g.node")) {
+      if (!zoom) {
+        zoom = zoomable(picture, root);
+        root.insertBefore(zoom.tools, picture);
+      }
+      zoom.draw();
+    }
     shownKeys = new Map();
     shownPanel = null;
     patched = new Map();

@@ -4,17 +4,17 @@ or the panel, from frames computed in Python (gradviz.widgets.frames), with no c
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from gradviz.render.plot import new_figure, palette, style_axes, svg_text
+from gradviz.widgets.base import esm_source
 from gradviz.widgets.frames import Frames, svg_points, svg_with_layers, themed_svg
 
 pytestmark = pytest.mark.browser
 
-JS = Path(__file__).resolve().parents[2] / "gradviz" / "widgets" / "frames_view.js"
+SOURCE = esm_source("frames_view.js")  # what anywidget loads: zoom_view.js, then frames_view.js
 
 # A fake anywidget model: get / set / on / save_changes over a plain object (what an exported page's
 # widget manager does locally, too: no kernel behind it).
@@ -81,7 +81,7 @@ def test_every_control_changes_the_output_without_a_kernel(page):
     page.set_content("<!DOCTYPE html><html><body></body></html>")
     frames = descent_like()
     state = json.loads(json.dumps(frames.state()))
-    page.evaluate(HARNESS, [JS.read_text(encoding="utf-8"), state])
+    page.evaluate(HARNESS, [SOURCE, state])
     root = page.locator('[data-gv-widget="descent"]')
     assert root.count() == 1
     assert "var(--jp-layout-color0" in page.inner_html('[data-gv-output="picture"]')  # theme colours

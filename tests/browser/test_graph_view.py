@@ -5,17 +5,17 @@ its colours follow JupyterLab's theme (gradviz.render.theme.themed_graph) with r
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import engine as eg
 import gradviz as gv
+from gradviz.widgets.base import esm_source
 
 pytestmark = pytest.mark.browser
 
-JS = Path(__file__).resolve().parents[2] / "gradviz" / "widgets" / "svg_view.js"
+SOURCE = esm_source("svg_view.js")  # what anywidget loads: zoom_view.js, then svg_view.js
 HARNESS = """async ([source, state]) => {
   const listeners = {};
   const model = {
@@ -34,7 +34,7 @@ HARNESS = """async ([source, state]) => {
 }"""
 # The smallest label, in CSS px as drawn: its font size times the picture's scale on screen.
 SMALLEST_TEXT_PX = """() => {
-  const svg = document.querySelector('.gv-svg svg');
+  const svg = document.querySelector('.gv-zoomable svg');
   const scale = svg.getScreenCTM().a;
   const sizes = [...svg.querySelectorAll('text')].map((t) => parseFloat(t.getAttribute('font-size')) * scale);
   return Math.min(...sizes);
@@ -42,17 +42,22 @@ SMALLEST_TEXT_PX = """() => {
 READABLE_PX = 9.0
 
 
-def wide_graph(branches: int = 24):
+def wide(branches: int):
     """A loss summing ``branches`` parallel branches: a graph far wider than a notebook column."""
     rng = np.random.default_rng(0)
     ws = [eg.Variable(rng.normal(size=3).astype(np.float32), name=f"w{k}") for k in range(branches)]
     x = eg.constant(np.ones(3, np.float32))
     with eg.GradientTape(persistent=True) as tape:
         loss = sum(eg.sum(eg.tanh(x * w)) for w in ws)
+    return tape, loss, ws
+
+
+def wide_graph(branches: int = 24):
+    tape, loss, _ = wide(branches)
     return gv.graph(loss, tape, collapse=False)
 
 
-def open_widget(page, view, dark: bool = False):
+def open_widget(page, view, dark: bool = False, source: str = SOURCE):
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -61,7 +66,7 @@ def open_widget(page, view, dark: bool = False):
             if dark else "<body>")
     page.set_content(f"<!DOCTYPE html><html>{body}</body></html>")
     state = json.loads(json.dumps(view.widget.get_state(), default=str))
-    page.evaluate(HARNESS, [JS.read_text(encoding="utf-8"), state])
+    page.evaluate(HARNESS, [source, state])
     return errors
 
 
@@ -169,4 +174,23 @@ def test_lesson08_graph_is_readable_and_its_panel_bounded(page):
     assert "(64, 10)" in text and len(text) < 1500, len(text)  # a summary, not 640 raw numbers
     side.locator("details[data-gv-expand] summary").first.click()  # "expand": the values, in the browser
     assert len(side.inner_text()) > len(text) + 1000
+    assert errors == []
+
+
+def test_the_steppers_wide_graph_zooms_too(page):
+    """gv.backprop shows the same graph with its highlights (frames_view.js): it starts readable and
+    pans, and its step buttons still move the highlights."""
+    tape, loss, ws = wide(16)
+    stepper = gv.backprop(tape, loss, ws)
+    errors = open_widget(page, stepper, source=esm_source("frames_view.js"))
+    root = page.locator('[data-gv-widget="backprop"]')
+    assert root.locator(".gv-tools [data-gv-zoom=fit]").count() == 1
+    assert page.evaluate(SMALLEST_TEXT_PX) >= READABLE_PX - 0.05
+    picture = root.locator("[data-gv-output=picture]")
+    assert picture.evaluate("(p) => p.scrollWidth > p.clientWidth")
+    before = picture.inner_html()
+    root.locator('[data-gv-control="step:next"]').click()
+    assert picture.inner_html() != before
+    root.locator("[data-gv-zoom=fit]").click()
+    assert picture.evaluate("(p) => p.scrollWidth <= p.clientWidth + 1")
     assert errors == []
