@@ -2,5 +2,7 @@
 
 `graph_view` (gv.graph), `tape_inspector` (gv.tape), `stepper` (gv.backprop), `flow_view` (gv.flow),
 `clipping_lab` (gv.clipping), `descent_trace` (gv.descent), `gradient_check` (gv.check_gradients);
-`base`, `plot_widget` and `frames` (the kernel-free front end, frames_view.js) are what they share.
+`base`, `plot_widget`, `frames` (the kernel-free front end, frames_view.js) and `static_state` (the
+picture carried once, in the widget's state) are what they share; zoom_view.js is the zoom and pan of
+both front ends (svg_view.js, frames_view.js).
 """
