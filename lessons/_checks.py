@@ -37,9 +37,11 @@ What a check trusts, and what it does not (tests/test_lessons_checks_honest.py t
 * **The checks cannot be re-wired from a cell.** The entry points (``evaluate``, ``check``,
   ``checker`` and the ``check`` functions it returns) first put back every name of this module and
   every exercise registered at import, from a snapshot that only their closures hold: assigning
-  ``_checks._compare_numbers = ...`` or replacing ``_checks.EXERCISES[...]`` changes nothing. Not
-  protected (a determined learner can always cheat): NumPy and the engine themselves (patching
-  ``np.allclose`` or an engine class), the closures' cells, and the ``check`` name in the notebook.
+  ``_checks._compare_numbers = ...`` or replacing ``_checks.EXERCISES[...]`` changes nothing. The
+  engine's tensor classes, the forbidden built-ins' code and ``sys.setprofile`` are captured at import
+  too, so rebinding ``eg.Tensor`` or ``sys.setprofile`` in a cell does not help. Not protected (a
+  determined learner can always cheat): NumPy's and the engine's own functions and methods (patching
+  ``np.allclose`` or ``eg.Tensor.numpy``), the closures' cells, and the ``check`` name in the notebook.
 * **An answer that runs forever is stopped** after ``TIME_LIMIT_S`` seconds (``checker(lesson,
   time_limit=...)`` changes it) with a message that says so. In the main thread of a kernel on
   Linux or macOS a SIGALRM timer interrupts anything, ``time.sleep`` included; elsewhere (Windows, a
@@ -242,12 +244,15 @@ _BUILT_INS = {
 }
 
 
+_getprofile, _setprofile = sys.getprofile, sys.setprofile  # captured, like everything below
+
+
 @contextlib.contextmanager
 def _calls_to(*names: str) -> Iterator[list[str]]:
     """Collect the names of these built-ins each time one is called in this thread, however reached."""
     codes = [(_BUILT_INS[n], n) for n in names]
     called: list[str] = []
-    previous = sys.getprofile()
+    previous = _getprofile()
 
     def profile(frame: Any, event: str, arg: Any) -> None:
         if event == "call":
@@ -257,11 +262,11 @@ def _calls_to(*names: str) -> Iterator[list[str]]:
         if callable(previous):
             previous(frame, event, arg)
 
-    sys.setprofile(profile)
+    _setprofile(profile)
     try:
         yield called
     finally:
-        sys.setprofile(previous)
+        _setprofile(previous)
 
 
 # ---- plain values: answers are read as copies, never through their own methods --------------------
@@ -273,9 +278,14 @@ class _NotPlain(Exception):
     """An answer that is not a plain number, array or tensor; the message says what it is."""
 
 
+#: The engine's tensor classes and their reading, captured at import (a cell may rebind eg.Tensor).
+_TENSOR_TYPES = (eg.Tensor, eg.Variable)
+_tensor_numpy = eg.Tensor.numpy
+
+
 def _is_tensor(value: Any) -> bool:
     """Exactly an engine Tensor or Variable (a subclass could answer for itself)."""
-    return type(value) is eg.Tensor or type(value) is eg.Variable
+    return any(type(value) is kind for kind in _TENSOR_TYPES)
 
 
 def _kind(value: Any) -> str:
@@ -294,7 +304,7 @@ def _plain_array(value: Any) -> np.ndarray:
     elif kind is np.ndarray:
         array = np.array(value, copy=True)
     elif _is_tensor(value):
-        array = eg.Tensor.numpy(value)
+        array = _tensor_numpy(value)
         if type(array) is not np.ndarray:
             raise _NotPlain("a tensor whose values are not a plain NumPy array")
     elif kind is list or kind is tuple:

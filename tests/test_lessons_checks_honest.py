@@ -473,6 +473,15 @@ def test_replacing_a_registered_exercise_changes_nothing():
     assert not ok and message.startswith("Not yet: "), message
 
 
+def test_rebinding_the_engine_names_or_the_profiler_changes_nothing(monkeypatch):
+    monkeypatch.setattr(eg, "Tensor", LiarTensor)  # "eg.Tensor = LiarTensor" in a cell
+    monkeypatch.setattr(sys, "setprofile", lambda function: None)  # no more watching
+    ok, message = _evaluate(("01", "float32_product"), _float32_product_liar())
+    assert not ok and "engine tensor" in message, message
+    ok, message = _evaluate(("05", "clip_rows"), rows_via_module)
+    assert not ok and "eg.clip_by_norm" in message, message
+
+
 def test_the_time_limit_works_outside_the_main_thread():
     result: list[tuple[bool, str]] = []
     def check_in_a_thread() -> None:
