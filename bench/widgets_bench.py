@@ -332,7 +332,7 @@ def browser_moves(widget: Any, rounds: int = 20) -> tuple[float, float, int]:
         return float("nan"), float("nan"), 0
     names = ("kind", "title", "note", "picture", "controls", "index", "layers", "info")
     state = json.loads(json.dumps({k: getattr(widget, k) for k in names}))
-    from gradviz.widgets.base import esm_source  # noqa: PLC0415
+    from gradviz.widgets.esm import esm_source  # noqa: PLC0415
 
     source = esm_source("frames_view.js")
     with sync_playwright() as p:

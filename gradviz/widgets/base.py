@@ -17,7 +17,7 @@ from typing import Any
 
 import traitlets
 
-__all__ = ["View", "svg_widget_class", "page", "info_table", "esc", "esm_source"]
+__all__ = ["View", "svg_widget_class", "page", "info_table", "esc"]
 
 esc = html.escape
 
@@ -143,18 +143,6 @@ def info_table(rows: list[tuple[str, str]]) -> str:
 
 
 _SVG_WIDGET: Any = None
-_SHARED_JS = ("zoom_view.js",)  # what every front end gets in front of its own module
-
-
-def esm_source(name: str) -> str:
-    """The ES module anywidget loads for the front end ``name`` (``"svg_view.js"``,
-    ``"frames_view.js"``): the shared parts (zoom_view.js) followed by the file itself.
-
-    >>> "function zoomable" in esm_source("svg_view.js") and "export default" in esm_source("svg_view.js")
-    True
-    """
-    here = Path(__file__).parent
-    return "\n".join((here / part).read_text(encoding="utf-8") for part in (*_SHARED_JS, name))
 
 
 def svg_widget_class() -> type:
@@ -165,6 +153,7 @@ def svg_widget_class() -> type:
         import traitlets  # noqa: PLC0415
 
         from gradviz.render.theme import widget_css  # noqa: PLC0415
+        from gradviz.widgets.esm import esm_source  # noqa: PLC0415
 
         class SvgWidget(anywidget.AnyWidget):
             gv_state_holds_picture = True  # the output's fallback is a notice (static_state)

@@ -220,7 +220,7 @@ def frames_widget_class() -> type:
         import anywidget  # noqa: PLC0415
         import traitlets  # noqa: PLC0415
 
-        from gradviz.widgets.base import esm_source  # noqa: PLC0415
+        from gradviz.widgets.esm import esm_source  # noqa: PLC0415
 
         class FramesWidget(anywidget.AnyWidget):
             gv_state_holds_picture = True  # the output's fallback is a notice (static_state)

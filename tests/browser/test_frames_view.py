@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gradviz.render.plot import new_figure, palette, style_axes, svg_text
-from gradviz.widgets.base import esm_source
+from gradviz.widgets.esm import esm_source
 from gradviz.widgets.frames import Frames, svg_points, svg_with_layers, themed_svg
 
 pytestmark = pytest.mark.browser
@@ -129,7 +129,7 @@ def test_descent_every_control_without_a_kernel(page):
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.set_content("<!DOCTYPE html><html><body></body></html>")
-    page.evaluate(HARNESS, [JS.read_text(encoding="utf-8"), state])
+    page.evaluate(HARNESS, [SOURCE, state])
     root = page.locator('[data-gv-widget="descent"]')
     moved, unchanged = move_every_control(root)
     boxes = {f"show {n}" for n in eg.optimizers.names()}

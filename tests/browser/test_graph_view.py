@@ -11,7 +11,7 @@ import pytest
 
 import engine as eg
 import gradviz as gv
-from gradviz.widgets.base import esm_source
+from gradviz.widgets.esm import esm_source
 
 pytestmark = pytest.mark.browser
 
