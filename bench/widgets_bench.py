@@ -412,15 +412,15 @@ def descent_widget() -> list[Row]:
 
     names = ("SGD", "Momentum", "Adagrad", "Adam")
     rows = kernel_free_rows(
-        "lesson 04, 1-D: seed 002 trace, 10 steps × 11 rates × 5 optimizers",
+        "lesson 04, 1-D: seed 002 trace, 10 steps × 12 rates × 5 optimizers",
         lambda: gv.descent(half_square, 10.0, optimizers=("SGD",), learning_rate=0.1, steps=10),
     )
     rows += kernel_free_rows(
-        "lesson 04, 2-D race: 60 steps × 11 rates × 5 optimizers",
+        "lesson 04, 2-D race: 60 steps × 12 rates × 5 optimizers",
         lambda: gv.descent(_valley, [-4.0, 1.0], optimizers=names, learning_rate=0.1, steps=60),
     )
     rows += kernel_free_rows(
-        "1,000 steps (the cap; 101 on the slider) × 11 rates × 5 optimizers",
+        "1,000 steps (the cap; 101 on the slider) × 12 rates × 5 optimizers",
         lambda: gv.descent(_valley, [-4.0, 1.0], optimizers=names, learning_rate=0.1, steps=1000),
     )
     return rows

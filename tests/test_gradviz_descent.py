@@ -126,9 +126,9 @@ def test_kernel_free_controls_cover_every_optimizer_rate_and_step():
     controls = {c["name"]: c for c in w.controls}
     assert controls["step"]["labels"] == [str(k) for k in range(11)] and controls["step"]["play"]
     rates = trace.rate_grid()
-    assert rates == [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0]
+    assert rates == [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0]
     lr = controls["learning_rate"]
-    assert lr["labels"][w.index["learning_rate"]] == "0.1" and "11 rates from 0.001 to 2" in lr["note"]
+    assert lr["labels"][w.index["learning_rate"]] == "0.1" and "12 rates from 0.001 to 5" in lr["note"]
     assert "snaps" in w.note
     assert [n for n in controls if n.startswith("show ")] == [f"show {n}" for n in eg.optimizers.names()]
     for r, rate in enumerate(rates):

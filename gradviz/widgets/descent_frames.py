@@ -1,7 +1,7 @@
 """The descent trace without a kernel: every path it can show, computed once, switched in the browser.
 
 `gv.descent` runs each optimizer it offers at each learning rate of a grid (`rate_grid`: 1, 2, 5 per
-decade from lr/100 to 20·lr, and lr itself) and keeps, per optimizer and rate, the path in the
+decade from lr/100 to 50·lr, and lr itself) and keeps, per optimizer and rate, the path in the
 picture's coordinates (a "trace" layer the step slider reveals) and the rows of the panel's tables
 (a "rows" layer); the step slider offers every step (`step_grid`: up to 100, then 101 evenly spaced:
 the paths keep the points of those steps).
@@ -10,7 +10,7 @@ controls. The panel here and `DescentTrace._panel` (a static page, ``save``) are
 functions, so they agree.
 
 >>> rate_grid(0.1)
-[0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0]
+[0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0]
 >>> step_grid(4), len(step_grid(1000)), step_grid(1000)[:3]
 ([0, 1, 2, 3, 4], 101, [0, 10, 20])
 """
@@ -33,7 +33,8 @@ __all__ = ["MAX_STEPS", "rate_grid", "step_grid", "descent_frames", "panel_parts
 #: widget is made (time), and every step's numbers are kept in the widget and the page (memory)
 MAX_STEPS = 1000
 STEP_POSITIONS = 101  # the step slider's positions at most; beyond, an evenly spaced grid of steps
-RATES_BELOW, RATES_ABOVE = 100.0, 20.0  # the learning-rate grid spans lr / 100 .. 20 · lr
+RATES_BELOW, RATES_ABOVE = 100.0, 50.0  # the learning-rate grid spans lr / 100 .. 50 · lr (far
+# enough past the stable rates of most losses to show a run that flies away)
 TRACE_WINDOW = 10  # rows of the 1-D trace table (the last steps up to the one shown)
 
 #: the tables' style in a static page (the live widget's front end, frames_view.js, has it as ``gv-dt``)
@@ -54,7 +55,7 @@ def step_grid(steps: int, current: int = 0) -> list[int]:
 
 
 def rate_grid(anchor: float, current: float | None = None) -> list[float]:
-    """The learning rates the slider offers: 1, 2, 5 × 10^k from ``anchor``/100 to 20·``anchor``, and
+    """The learning rates the slider offers: 1, 2, 5 × 10^k from ``anchor``/100 to 50·``anchor``, and
     ``anchor`` and ``current`` themselves."""
     values = {float(anchor)} | ({float(current)} if current is not None else set())
     lo, hi = anchor / RATES_BELOW, anchor * RATES_ABOVE

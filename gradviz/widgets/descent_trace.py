@@ -199,7 +199,7 @@ class DescentTrace(DescentPlots, PlotWidget):
         return step_grid(self.steps, self.step)
 
     def rate_grid(self) -> list[float]:
-        """The learning rates the slider offers: 1, 2, 5 per decade from lr/100 to 20·lr (lr: the one
+        """The learning rates the slider offers: 1, 2, 5 per decade from lr/100 to 50·lr (lr: the one
         the widget was made with), and the current one."""
         return rate_grid(self._rate_anchor, self.learning_rate)
 
@@ -281,7 +281,7 @@ def descent(f: Callable[[Any], Any], start: Any, optimizers: Any = ("SGD",), lea
     ``eg.optimizers`` classes, fresh instances (copied; the slider sets their learning rate) or
     functions ``learning_rate → optimizer``; a dict gives them labels. ``xlim``/``ylim`` fix the view.
     ``steps``: 1 to `MAX_STEPS` (1,000); ``learning_rate``: a positive number, the middle of the
-    slider's grid (1, 2, 5 per decade from ``learning_rate``/100 to 20·``learning_rate``).
+    slider's grid (1, 2, 5 per decade from ``learning_rate``/100 to 50·``learning_rate``).
 
     >>> import engine as eg
     >>> bowl = lambda v: v[0] ** 2 + 10.0 * v[1] ** 2

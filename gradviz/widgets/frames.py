@@ -16,6 +16,8 @@ position: `rows_html`).
 >>> f.layer("panel", "html", ["threshold", "show"], lambda t, s: f"<p>{t} {s}</p>")
 >>> f.lookup("panel", threshold=2, show=0)
 '<p>2 0</p>'
+>>> f.panel(threshold=0)  # the panel as the browser joins it (every "html" and "rows" layer)
+'<p>0 1</p>'
 >>> sorted(f.state()["index"].items())
 [('show', 1), ('threshold', 1)]
 """
