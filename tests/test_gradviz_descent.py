@@ -147,6 +147,18 @@ def test_kernel_free_controls_cover_every_optimizer_rate_and_step():
     assert "Select an optimizer" in trace.shown("panel") and trace.shown("path0") == ""
 
 
+def test_frames_grow_with_optimizers_times_rates_not_with_every_combination():
+    makers = {f"SGD {k}": (lambda lr: eg.optimizers.SGD(lr)) for k in range(5)}  # + the 5 standard ones
+    trace = gv.descent(half_square, 3.0, optimizers=makers, steps=5)
+    assert len(trace.optimizers) == 10
+    counts = {spec["name"]: len(spec["frames"]) for spec in trace.widget.layers}
+    # per optimizer: path, loss, 1-D trace table and table row, one frame per rate (12); then the step
+    # marker and header (6 steps each), the rate header (12), and 3 fixed pieces of the panel
+    assert max(counts.values()) == 12 and sum(counts.values()) == 10 * 4 * 12 + 6 + 6 + 12 + 3, counts
+    _move(trace, **{f"show {n}": 0 for n in trace.optimizers})
+    assert trace.shown("panel") == _static(trace) and "SGD 0" not in trace.shown("panel")
+
+
 def test_a_rate_set_in_code_off_the_grid_joins_it():
     trace = gv.descent(bowl, [2.0, 1.0], learning_rate=0.05, steps=8)
     trace.widget  # noqa: B018  (made: frames computed)

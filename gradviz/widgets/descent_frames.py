@@ -36,6 +36,7 @@ STEP_POSITIONS = 101  # the step slider's positions at most; beyond, an evenly s
 RATES_BELOW, RATES_ABOVE = 100.0, 50.0  # the learning-rate grid spans lr / 100 .. 50 · lr (far
 # enough past the stable rates of most losses to show a run that flies away)
 TRACE_WINDOW = 10  # rows of the 1-D trace table (the last steps up to the one shown)
+KEYED_BOXES = 6  # up to this many optimizers, the table's head follows all their checkboxes (2^6 frames)
 
 #: the tables' style in a static page (the live widget's front end, frames_view.js, has it as ``gv-dt``)
 STYLE = ("<style>.gv-dt td,.gv-dt th{padding:1px 8px;text-align:right;white-space:nowrap;"
@@ -98,7 +99,8 @@ def state_rows(view: Any, name: str, lr: float, steps: Sequence[int]) -> dict[st
 
 def trace_rows(view: Any, name: str, lr: float, steps: Sequence[int]) -> dict[str, Any]:
     """The 1-D trace table (seed 002's: before, gradient, expected after = before − lr·gradient for
-    SGD, else Δθ, after) of ``name`` at ``lr``: the last `TRACE_WINDOW` rows up to the step shown."""
+    SGD, else Δθ, after) of ``name`` at ``lr``: the last `TRACE_WINDOW` rows up to the step shown.
+    A 1-D trace shows one such table per optimizer shown."""
     from gradviz.render.plot import fmt, fmt_exact
 
     rows_by_step = view.rows(name, lr)
@@ -131,8 +133,12 @@ def _at_rate(lr: float) -> str:
     return f", learning rate {fmt(lr)}"
 
 
-def _table_open(any_shown: bool) -> str:
-    return f"<table class='gv-dt'>{TABLE_HEAD}" if any_shown else "<br/><i>Select an optimizer.</i>"
+def _table_open(view: Any, any_shown: bool) -> str:
+    """The main table's head, or a hint when no optimizer is shown (the head always past
+    `KEYED_BOXES` optimizers: a frame per combination of their checkboxes would be too many)."""
+    if any_shown or len(view.optimizers) > KEYED_BOXES:
+        return f"<table class='gv-dt'>{TABLE_HEAD}"
+    return "<br/><i>Select an optimizer.</i>"
 
 
 def panel_parts(view: Any, style: bool = True) -> list[str]:
@@ -145,7 +151,7 @@ def panel_parts(view: Any, style: bool = True) -> list[str]:
     parts = [f"{STYLE if style else ''}<div style='font-size:12px'>"]
     if view.mode == "1d":
         parts += [rows_html(trace_rows(view, n, lr, steps), at) for n in view.selected]
-    parts += [_at_step(view.step), _at_rate(lr), _table_open(bool(view.selected))]
+    parts += [_at_step(view.step), _at_rate(lr), _table_open(view, bool(view.selected))]
     parts += [rows_html(state_rows(view, n, lr, steps), at) for n in view.selected]
     parts.append("</table></div>")
     return parts
@@ -271,7 +277,8 @@ def descent_frames(view: Any, specs: Sequence[Any], note: str = "") -> Frames:
                          reveal="step")
     frames.layer("at step", "html", ["step"], lambda p: _at_step(steps[p]))
     frames.layer("at rate", "html", ["learning_rate"], lambda r: _at_rate(rates[r]))
-    frames.layer("table", "html", shows, lambda *on: _table_open(any(on)))
+    keyed = shows if len(shows) <= KEYED_BOXES else []
+    frames.layer("table", "html", keyed, lambda *on: _table_open(view, any(on)))
     for i, name in enumerate(names):
         frames.layer(f"row{i}", "rows", [shows[i], "learning_rate"],
                      lambda on, r, n=name: state_rows(view, n, rates[r], steps) if on else None,
