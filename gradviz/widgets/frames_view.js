@@ -187,7 +187,8 @@ function makeControl(spec, get, set) {
     input.step = "1";
     value = document.createElement("span");
     value.className = "gvf-value";
-    input.addEventListener("input", () => set(Number(input.value)));
+    let stopPlay = () => {}; // a hand on the slider (or ‹ ›) stops ▶
+    input.addEventListener("input", () => { stopPlay(); set(Number(input.value)); });
     refresh = () => {
       input.value = String(get());
       value.textContent = labels[get()] ?? String(get());
@@ -200,6 +201,7 @@ function makeControl(spec, get, set) {
       play.textContent = "▶";
       let timer = null;
       const stop = () => { clearInterval(timer); timer = null; play.textContent = "▶"; };
+      stopPlay = () => { if (timer) stop(); };
       play.addEventListener("click", (event) => {
         event.preventDefault();
         if (timer) return stop();
@@ -208,6 +210,7 @@ function makeControl(spec, get, set) {
         timer = setInterval(() => {
           if (get() >= labels.length - 1) return stop();
           set(get() + 1);
+          if (get() >= labels.length - 1) stop(); // at the end: stopped now, not one tick later
         }, spec.interval_ms || 400);
       });
       for (const [text, step] of [["‹", -1], ["›", 1]]) {
@@ -217,6 +220,7 @@ function makeControl(spec, get, set) {
         b.textContent = text;
         b.addEventListener("click", (event) => {
           event.preventDefault();
+          stopPlay();
           set(Math.min(labels.length - 1, Math.max(0, get() + step)));
         });
         box.append(b);

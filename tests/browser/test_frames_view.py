@@ -150,3 +150,21 @@ def test_descent_every_control_without_a_kernel(page):
     assert set(answers) == {"step", "learning_rate"} | boxes
     assert max(answers.values()) < 50, answers
     assert errors == []
+
+
+def test_a_hand_on_the_slider_stops_play(page):
+    """▶ stops when the user moves the slider (or ‹ ›), and at the end at once: no tick after it moves
+    the slider the user just set."""
+    page.set_content("<!DOCTYPE html><html><body></body></html>")
+    page.evaluate(HARNESS, [SOURCE, json.loads(json.dumps(descent_like().state()))])
+    page.locator('[data-gv-control="step:play"]').click()
+    page.wait_for_function("() => window.__model.get('index').step >= 2", timeout=10_000)
+    page.locator('[data-gv-input="step"]').fill("1")
+    page.wait_for_timeout(1_000)  # two and a half of ▶'s ticks
+    assert page.evaluate("() => window.__model.get('index').step") == 1
+    assert page.locator('[data-gv-control="step:play"]').inner_text() == "▶"
+    page.locator('[data-gv-control="step:play"]').click()
+    page.wait_for_function("() => window.__model.get('index').step === 10", timeout=10_000)
+    page.locator('[data-gv-input="step"]').fill("4")  # right after the end: no tick moves it on
+    page.wait_for_timeout(600)
+    assert page.evaluate("() => window.__model.get('index').step") == 4
