@@ -143,6 +143,9 @@ def test_kernel_free_controls_cover_every_optimizer_rate_and_step():
             finite = np.isfinite(points).sum()
             assert len(path["points"]) == finite and path["counts"][4] == min(5, finite)
             assert trace.shown(f"loss{k}")["counts"] == path["counts"]
+    _move(trace, **{"show SGD": 1, "show Adam": 1})  # two shown: no trace table, both in the table
+    assert "trace</b>" not in trace.shown("panel") and trace.shown("panel") == _static(trace)
+    assert "Adam</td>" in trace.shown("panel") and "SGD</td>" in trace.shown("panel")
     _move(trace, **{f"show {n}": 0 for n in eg.optimizers.names()})
     assert "Select an optimizer" in trace.shown("panel") and trace.shown("path0") == ""
 

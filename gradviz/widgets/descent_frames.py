@@ -100,7 +100,8 @@ def state_rows(view: Any, name: str, lr: float, steps: Sequence[int]) -> dict[st
 def trace_rows(view: Any, name: str, lr: float, steps: Sequence[int]) -> dict[str, Any]:
     """The 1-D trace table (seed 002's: before, gradient, expected after = before − lr·gradient for
     SGD, else Δθ, after) of ``name`` at ``lr``: the last `TRACE_WINDOW` rows up to the step shown.
-    A 1-D trace shows one such table per optimizer shown."""
+    A 1-D trace shows it when one optimizer is shown (past `KEYED_BOXES` optimizers: one table per
+    optimizer shown)."""
     from gradviz.render.plot import fmt, fmt_exact
 
     rows_by_step = view.rows(name, lr)
@@ -150,7 +151,8 @@ def panel_parts(view: Any, style: bool = True) -> list[str]:
     lr = view.learning_rate
     parts = [f"{STYLE if style else ''}<div style='font-size:12px'>"]
     if view.mode == "1d":
-        parts += [rows_html(trace_rows(view, n, lr, steps), at) for n in view.selected]
+        alone = len(view.selected) == 1 or len(view.optimizers) > KEYED_BOXES
+        parts += [rows_html(trace_rows(view, n, lr, steps), at) for n in view.selected if alone]
     parts += [_at_step(view.step), _at_rate(lr), _table_open(view, bool(view.selected))]
     parts += [rows_html(state_rows(view, n, lr, steps), at) for n in view.selected]
     parts.append("</table></div>")
@@ -270,11 +272,16 @@ def descent_frames(view: Any, specs: Sequence[Any], note: str = "") -> Frames:
     frames.layer("vline", "svg", ["step"], vline)
     # the panel, in `panel_parts`' order
     frames.layer("open", "html", [], lambda: "<div style='font-size:12px'>")
-    if view.mode == "1d":
+    if view.mode == "1d":  # the trace table of the one optimizer shown
+        keyed = len(shows) <= KEYED_BOXES
         for i, name in enumerate(names):
-            frames.layer(f"trace{i}", "rows", [shows[i], "learning_rate"],
-                         lambda on, r, n=name: trace_rows(view, n, rates[r], steps) if on else None,
-                         reveal="step")
+            def table(*at: int, i: int = i, n: str = name) -> dict[str, Any] | None:
+                on, r = at[:-1], at[-1]
+                alone = (on[i] and sum(on) == 1) if keyed else on[0]
+                return trace_rows(view, n, rates[r], steps) if alone else None
+
+            deps = shows if keyed else [shows[i]]
+            frames.layer(f"trace{i}", "rows", [*deps, "learning_rate"], table, reveal="step")
     frames.layer("at step", "html", ["step"], lambda p: _at_step(steps[p]))
     frames.layer("at rate", "html", ["learning_rate"], lambda r: _at_rate(rates[r]))
     keyed = shows if len(shows) <= KEYED_BOXES else []
