@@ -1,4 +1,4 @@
-"""The exercise self-checks (lessons/_checks.py) cannot be fooled by answers that only look right.
+"""The exercise self-checks (lessons/_checks/) cannot be fooled by answers that only look right.
 
 Every registered exercise is tried with adversarial answers (see `ADVERSARIAL`): objects whose own
 ``__eq__``, ``__len__``, ``strip``, ``__array__`` or ``numpy`` lie, tuples hiding an extra part,
@@ -10,7 +10,10 @@ Each must get "Not yet", with a message that says what is wrong; the right answe
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import importlib
+import pkgutil
 import signal
 import sys
 import threading
@@ -462,6 +465,64 @@ def test_patching_a_helper_of_the_checks_changes_nothing(name, capsys):
     assert len(lines) == 2 and all(line.startswith("Not yet: ") for line in lines), lines
 
 
+def _float32_zeros():
+    return eg.constant(np.zeros(5, np.float32))
+
+
+# (module of the package, name, replacement, exercise, a wrong answer the replacement would let through)
+HELPER_PATCHES = [
+    ("compare", "_compare_numbers", lambda *args: None, ("03", "watch_constant"), lambda: 1.0),
+    ("compare", "_compare", lambda *args: None, ("02", "partials"), lambda: (0.0, 0.0)),
+    ("lessons_01_03", "_compare_numbers", lambda *args: None, ("01", "float32_product"), _float32_zeros),
+    ("plain", "_plain_array", lambda value: np.linspace(0.0, 1.0, 5) * np.arange(1.0, 6.0),
+     ("01", "float32_product"), _float32_zeros),
+    ("lessons_04_06", "_calls_to", lambda *names: contextlib.nullcontext([]), ("05", "clip_rows"),
+     lambda: rows_via_module),
+    ("forbidden", "_BUILT_INS", {"clip_by_norm": (lambda: None).__code__}, ("05", "clip_rows"),
+     lambda: rows_via_module),
+]
+
+
+@pytest.mark.parametrize("module, name, replacement, key, answer", HELPER_PATCHES,
+                         ids=[f"{m}.{n}" for m, n, *_ in HELPER_PATCHES])
+def test_patching_a_helper_in_its_own_module_changes_nothing(module, name, replacement, key, answer, capsys):
+    """The seal covers the helpers where they live (``_checks.compare._compare_numbers = ...``), not
+    only the names the package re-exports."""
+    check = checks.checker(key[0])  # taken before the patch, as a lesson does in its first cell
+    home = importlib.import_module(f"{checks.__name__}.{module}")
+    original = getattr(home, name)
+    setattr(home, name, replacement)
+    try:
+        check(key[1], answer())
+    finally:
+        patched = getattr(home, name)
+        setattr(home, name, original)
+    assert patched is original, f"_checks.{module}.{name} was not put back"
+    out = capsys.readouterr().out
+    assert out.startswith("Not yet: "), out
+
+
+def test_every_name_of_every_module_of_the_checks_is_put_back(capsys):
+    check = checks.checker("03")
+    modules = [checks] + [importlib.import_module(f"{checks.__name__}.{info.name}")
+                          for info in pkgutil.iter_modules(checks.__path__)]
+    assert len(modules) > 5
+    saved = {module: {k: v for k, v in vars(module).items() if not k.startswith("__")} for module in modules}
+    try:
+        for module, names in saved.items():
+            for name in names:
+                setattr(module, name, lambda *args, **kwargs: None)
+        check("watch_constant", 1.0)
+        left = [f"{module.__name__}.{name}" for module, names in saved.items()
+                for name, value in names.items() if getattr(module, name) is not value]
+    finally:
+        for module, names in saved.items():
+            vars(module).update(names)
+    assert left == [], f"not put back: {left}"
+    out = capsys.readouterr().out
+    assert out.startswith("Not yet: "), out
+
+
 def test_replacing_a_registered_exercise_changes_nothing():
     key = ("05", "global_clip")
     original = checks.EXERCISES[key]
@@ -543,11 +604,12 @@ def test_in_a_lesson_patching_the_checks_from_a_cell_changes_nothing(lesson):
         "import _checks\n"
         "_checks._compare_numbers = lambda *args: None\n"
         "_checks._compare = lambda *args: None\n"
+        "_checks.compare._compare = lambda *args: None\n"
         'check("partials", (0.0, 0.0))\n'
-        "print(_checks._compare_numbers.__name__)"
+        "print(_checks._compare_numbers.__name__, _checks.compare._compare.__name__)"
     )
     assert out.startswith("Not yet: "), out
-    assert out.splitlines()[-1] == "_compare_numbers", out
+    assert out.splitlines()[-1] == "_compare_numbers _compare", out
 
 
 def test_lesson_01_states_the_time_limit():

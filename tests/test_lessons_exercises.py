@@ -1,11 +1,11 @@
-"""The lessons' exercise self-checks (lessons/_checks.py).
+"""The lessons' exercise self-checks (lessons/_checks/).
 
 Every registered exercise is called with a right answer and with wrong ones: the right answer gets
 "Right!", each wrong one "Not yet: ... Hint: ...", and no message shows the expected answer.
 
-Lesson authors: when you register an exercise in lessons/_checks.py, add a `Case` for it to
-`CASES` below, or to CASES from a tests/test_lessons_exercises_<lessons>.py of your own (a right
-answer, and wrong answers with a fragment of the message each should get).
+Lesson authors: when you register an exercise in lessons/_checks/ (its lesson's module), add a
+`Case` for it to `CASES` below, or to CASES from a tests/test_lessons_exercises_<lessons>.py of your
+own (a right answer, and wrong answers with a fragment of the message each should get).
 `test_every_exercise_has_a_case` fails until you do.
 """
 
@@ -30,7 +30,10 @@ LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 
 
 def _load_checks():
-    spec = importlib.util.spec_from_file_location("lesson_checks", LESSONS / "_checks.py")
+    """The lessons' ``_checks`` package, loaded as ``lesson_checks`` (lessons/ stays off sys.path)."""
+    package = LESSONS / "_checks"
+    spec = importlib.util.spec_from_file_location("lesson_checks", package / "__init__.py",
+                                                  submodule_search_locations=[str(package)])
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)

@@ -1,5 +1,5 @@
 """The self-checks of lessons 04 (inside the optimizer), 05 (clipping) and 06 (gradients outside the
-step), in lessons/_checks.py.
+step), in lessons/_checks/.
 
 Each exercise gets a right answer ("Right!") and wrong ones, written as a learner would ("Not yet:
 ... Hint: ...", with the fragment the message must contain), and no message, nor anything the check

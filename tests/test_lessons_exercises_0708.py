@@ -1,4 +1,4 @@
-"""The self-checks of lessons 07 (training a CNN) and 08 (on the GPU), in lessons/_checks.py.
+"""The self-checks of lessons 07 (training a CNN) and 08 (on the GPU), in lessons/_checks/.
 
 Each exercise gets a right answer ("Right!") and wrong ones ("Not yet: ... Hint: ...", with the
 expected fragment), and no message may show the expected answer. The cases use the `Case` format of

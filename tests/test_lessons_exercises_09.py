@@ -1,4 +1,4 @@
-"""The self-checks of lesson 09 (graphs), in lessons/_checks.py: a right answer, wrong answers with
+"""The self-checks of lesson 09 (graphs), in lessons/_checks/: a right answer, wrong answers with
 the hint each should get, and no message showing the answer. Added to the shared `CASES`."""
 
 from __future__ import annotations

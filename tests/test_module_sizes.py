@@ -1,4 +1,5 @@
-"""Small readable modules: no module of the engine or of gradviz is over 400 lines (developers' guide)."""
+"""Small readable modules: no module of the engine, of gradviz or of the lessons (their self-checks,
+lessons/_checks/) is over 400 lines (developers' guide)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 LIMIT = 400
 MODULES = sorted(
-    p for pkg in ("engine", "gradviz") for ext in ("*.py", "*.js") for p in (ROOT / pkg).rglob(ext)
+    p for pkg in ("engine", "gradviz", "lessons") for ext in ("*.py", "*.js") for p in (ROOT / pkg).rglob(ext)
+    if not any(part.startswith(".") for part in p.relative_to(ROOT).parts)  # .ipynb_checkpoints
 )
 
 
 def test_the_packages_have_modules():
     assert len(MODULES) > 40
+    assert any(p.parent.name == "_checks" for p in MODULES), "the lessons' self-checks are not covered"
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))

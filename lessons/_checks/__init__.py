@@ -1,0 +1,79 @@
+"""Self-checks for the lesson exercises: they answer "Right!" or "Not yet: <hint>", never the answer.
+
+In a lesson notebook (the kernel runs in ``lessons/``, so this package is importable)::
+
+    from _checks import checker
+    check = checker("02")
+    check("partials", (dx, dy))     # prints "Right! ..." or "Not yet: ... Hint: ..."
+
+For lesson authors: register each exercise in your lesson's module of this package
+(``lessons_01_03.py``, ``lessons_04_06.py``, ``lessons_07_08.py``, ``lessons_09.py``; a new one is
+imported below), under the lesson's two-digit number and a short exercise name that the notebook uses.
+The machinery: ``registry.py`` (`register`, `evaluate`, `check`, `checker`), ``timelimit.py``,
+``forbidden.py`` (calls to a forbidden built-in), ``plain.py`` (plain values), ``compare.py`` (the
+value judge `close_to`) and ``seal.py``.
+
+* ``register("04", "slots", expected=2, hint="...")`` compares the learner's answer with a value:
+  numbers, arrays and tensors (with a tolerance), tuples/lists of them (part by part), ``None``,
+  dtypes, strings (case and surrounding spaces ignored) and sets of strings.
+* ``register("04", "step", judge=my_judge, hint="...")`` lets ``my_judge(answer)`` decide: it
+  returns ``None`` when the answer is right, else a short sentence saying what is wrong.
+
+Rules that keep the checks honest: a hint or a judge's sentence never contains the expected value
+(tests/test_lessons_exercises.py checks this for every exercise, with a right and a wrong answer),
+and an exception raised while checking is reported by its type only, so that no message that
+might quote the expected value reaches the learner.
+
+What a check trusts, and what it does not (tests/test_lessons_checks_honest.py tries each point):
+
+* **Only plain values.** An answer is read as a plain copy, never through its own methods: numbers
+  must be exactly ``int`` or ``float`` (not ``bool``, not a subclass) or NumPy numbers, arrays exactly
+  ``numpy.ndarray``, tensors exactly the engine's ``Tensor`` or ``Variable``, text exactly ``str``,
+  collections exactly ``tuple``, ``list``, ``set`` or ``frozenset``. An object that only *looks* like
+  one (a subclass with its own ``__eq__``, ``__len__`` or ``strip``, or any object with
+  ``__array__``/``__float__``) gets "Not yet" with the kinds that are accepted. Tuples and lists must
+  have exactly the asked number of parts; shapes must match (a single number may be any size-1
+  array); NaN and inf are never right; strings and booleans are not numbers.
+* **"Do not call the built-in" is checked by identity.** While an answer runs, a profile hook watches
+  for the code of the engine's own function (``clip_by_norm``, the fused cross-entropies), captured
+  when this package is imported; it sees the call however the function is reached
+  (``eg.clip_by_norm``, ``engine.clipping.clip_by_norm``, a saved reference, ``functools.partial``).
+* **The checks cannot be re-wired from a cell.** The entry points (``evaluate``, ``check``,
+  ``checker`` and the ``check`` functions it returns) first put back every name of every module of
+  this package and every exercise registered at import, from a snapshot that only their closures
+  hold: assigning ``_checks._compare_numbers = ...`` or ``_checks.compare._compare_numbers = ...``, or
+  replacing ``_checks.EXERCISES[...]``, changes nothing. The
+  engine's tensor classes, the forbidden built-ins' code and ``sys.setprofile`` are captured at import
+  too, so rebinding ``eg.Tensor`` or ``sys.setprofile`` in a cell does not help. Not protected (a
+  determined learner can always cheat): NumPy's and the engine's own functions and methods (patching
+  ``np.allclose`` or ``eg.Tensor.numpy``), the closures' cells, and the ``check`` name in the notebook.
+* **An answer that runs forever is stopped** after ``TIME_LIMIT_S`` seconds (``checker(lesson,
+  time_limit=...)`` changes it) with a message that says so. In the main thread of a kernel on
+  Linux or macOS a SIGALRM timer interrupts anything, ``time.sleep`` included; elsewhere (Windows, a
+  non-main thread) a watchdog thread raises into the checking thread, which stops Python loops but
+  not a blocking call: there, **Kernel ▸ Interrupt Kernel** (the ■ button) stops it.
+
+>>> register("99", "demo", expected=4.0, hint="Add two and two.")
+>>> check = checker("99")
+>>> check("demo", 4.0)
+Right!
+>>> check("demo", 5.0)
+Not yet: your answer is not right. Hint: Add two and two.
+>>> del EXERCISES[("99", "demo")]
+"""
+
+from __future__ import annotations
+
+import sys
+
+from . import lessons_01_03, lessons_04_06, lessons_07_08, lessons_09, registry  # noqa: F401 (they register)
+from .compare import Judge, _compare, _compare_numbers, close_to  # noqa: F401 (the helpers: as before)
+from .registry import EXERCISES, Exercise, check, checker, evaluate, register
+from .seal import seal as _seal
+from .timelimit import TIME_LIMIT_S
+
+__all__ = ["Exercise", "EXERCISES", "TIME_LIMIT_S", "register", "evaluate", "check", "checker", "close_to",
+           "Judge"]
+
+_seal((m for n, m in list(sys.modules.items()) if n == __name__ or n.startswith(__name__ + ".")),
+      EXERCISES, ("evaluate", "check", "checker"), home=registry)

@@ -1,0 +1,131 @@
+"""The self-checks of lessons 01 (tensors and devices), 02 (gradients of functions) and 03 (GradientTape)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import engine as eg
+
+from .compare import _compare_numbers
+from .plain import _is_tensor
+from .registry import register
+
+# ===================================================================================================
+# Lesson 01: tensors and devices
+# ===================================================================================================
+
+def _judge_float32_product(answer: Any) -> str | None:
+    if not _is_tensor(answer):
+        return "the answer should be an engine tensor (the product of the two tensors)."
+    if answer.dtype != np.float32:
+        return f"its dtype is {answer.dtype}, and the exercise asks for float32."
+    want = np.linspace(0.0, 1.0, 5) * np.arange(1.0, 6.0)
+    return _compare_numbers(answer, want, 1e-6, 1e-6, "the product ")
+
+
+def _judge_landing_device(answer: Any) -> str | None:
+    if type(answer) is not str:
+        return "the answer should be a device name, a plain string such as the `.device` of a tensor."
+    wanted = "gpu:0" if eg.gpu_available() else "cpu:0"
+    text = answer.strip().lower()
+    if text in ("cpu", "gpu", "/cpu:0", "/gpu:0"):
+        return "write the device name the way `.device` does: a kind, a colon and an index."
+    return None if text == wanted else "that is not where the tensor ends up on this machine."
+
+
+register("01", "floor_mod", expected=(-4, 3),
+         hint="Floor division rounds down, towards minus infinity, not towards zero. The remainder "
+              "then makes a == b * q + r true, and it takes the sign of the divisor b.",
+         praise="Python, NumPy and TensorFlow's floordiv/floormod all round this way.")
+register("01", "float32_product", judge=_judge_float32_product,
+         hint="NumPy arrays keep their dtype (float64). Make the tensor float32 when you create it "
+              "(eg.constant(array, dtype='float32')) or convert it with eg.cast(t, 'float32').")
+register("01", "landing_device", judge=_judge_landing_device,
+         hint="Create a tensor inside the exercise's `with eg.device(...)` block and print its "
+              "`.device`. Without a GPU, soft placement decides where it goes.",
+         praise="You can always ask a tensor where it lives.")
+
+
+# ===================================================================================================
+# Lesson 02: gradients of functions
+# ===================================================================================================
+
+def _judge_sgd_step(answer: Any) -> str | None:
+    v1 = eg.Variable([1.0, -2.0], name="v1")
+    v2 = eg.Variable(3.0, name="v2")
+    v3 = eg.Variable([0.25], name="v3")
+    g1, g2 = eg.constant([0.5, -1.0]), eg.constant(2.0)
+    before = [v.numpy() for v in (v1, v2, v3)]
+    lr = 0.1
+    try:
+        answer([(g1, v1), (g2, v2), (None, v3)], lr)
+    except Exception as exc:
+        return (f"calling sgd_step(pairs, 0.1) raised {type(exc).__name__}: {exc}. Does it skip "
+                "a pair whose gradient is None?")
+    after = [v.numpy() for v in (v1, v2, v3)]
+    grads = [g1.numpy(), g2.numpy(), np.zeros(1, np.float32)]
+    if not np.array_equal(after[2], before[2]):
+        return "a variable whose gradient is None changed; it should be left alone."
+    if all(np.array_equal(a, b) for a, b in zip(after, before)):
+        return ("the variables did not change. Update each one in place with v.assign_sub(...): "
+                "assigning to a name inside the function does not change the Variable.")
+    if all(np.allclose(a, b + lr * g) for a, b, g in zip(after, before, grads)):
+        return "the variables moved uphill: a descent step subtracts the scaled gradient."
+    if all(np.allclose(a, b - g) for a, b, g in zip(after, before, grads)):
+        return "the step ignores the learning rate."
+    if all(np.allclose(a, b - lr * g, rtol=1e-6, atol=1e-7) for a, b, g in zip(after, before, grads)):
+        return None
+    return "the variables changed, but not by the learning rate times their gradient."
+
+
+def _judge_sse(answer: Any) -> str | None:
+    rng = np.random.default_rng(7)
+    pred = eg.constant(rng.normal(size=(4, 1)).astype(np.float32))
+    target = eg.constant(rng.normal(size=(4,)).astype(np.float32))
+    try:
+        out = answer(pred, target)
+    except Exception as exc:
+        return f"calling your function on shapes (4, 1) and (4,) raised {type(exc).__name__}: {exc}."
+    if not _is_tensor(out):
+        return "return an engine Tensor built with engine ops, so that it can be differentiated."
+    if out.size != 1:
+        return f"it returns shape {out.shape}; a loss is a single number (shape ())."
+    p, t = pred.numpy().astype(np.float64), target.numpy().astype(np.float64)
+    got = float(out.item())
+    if np.isclose(got, np.sum((p - t) ** 2), rtol=1e-5):
+        return "it still sums the whole table that broadcasting builds: line the shapes up first."
+    if np.isclose(got, np.mean((p[:, 0] - t) ** 2), rtol=1e-5):
+        return "that is the mean; the exercise asks for the sum of squared errors."
+    if np.isclose(got, np.sum((p[:, 0] - t) ** 2), rtol=1e-5):
+        return None
+    return "the value is not the sum of squared errors of the matching pairs."
+
+
+register("02", "partials", expected=(6.0, -3.0),
+         hint="Write h as a Python function of two arguments and pass it to eg.gradients_function; "
+              "call the result with the two numbers, in the same order as the arguments.")
+register("02", "sgd_step", judge=_judge_sgd_step, function="sgd_step",
+         hint="Loop over the (gradient, variable) pairs; skip a pair whose gradient is None; "
+              "otherwise call variable.assign_sub(learning_rate * gradient).")
+register("02", "fix_broadcast", judge=_judge_sse, function="sse",
+         hint="Make both shapes equal before subtracting: eg.reshape(target, (-1, 1)) or "
+              "eg.squeeze(pred, axis=1). Then square and take eg.sum.",
+         praise="Checking shapes before a reduction catches a whole family of silent bugs.")
+
+
+# ===================================================================================================
+# Lesson 03: GradientTape
+# ===================================================================================================
+
+register("03", "third_derivative", expected=0.5,
+         hint="Nest three tapes. Take the first derivative inside the two outer blocks and the "
+              "second inside the outermost block, so that each outer tape records the derivative "
+              "of the tape inside it; take the third after all blocks.")
+register("03", "watch_constant", expected=29.0,
+         hint="A constant is not watched automatically: call tape.watch(x) inside the block, before "
+              "the ops that use x.")
+register("03", "jacobian", expected=np.array([[3.0, 2.0], [1.0, 1.0], [0.0, 6.0]]),
+         hint="Build y with eg.stack from its three entries inside the tape, then call "
+              "tape.jacobian(y, x): row i holds the derivatives of y[i] by x[0] and x[1].")

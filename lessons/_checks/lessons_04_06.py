@@ -1,0 +1,216 @@
+"""The self-checks of lessons 04 (inside the optimizer), 05 (clipping) and 06 (gradients outside the step)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import engine as eg
+
+from .forbidden import _calls_to
+from .plain import _is_tensor, _plain_numbers
+from .registry import register
+
+# ===================================================================================================
+# Lesson 04: inside the optimizer
+# ===================================================================================================
+
+def _judge_scale_pairs(answer: Any) -> str | None:
+    a = eg.Variable([1.0, -2.0], name="a")
+    b = eg.Variable(3.0, name="b")
+    c = eg.Variable([0.5], name="c")
+    ga, gb = eg.constant([0.5, 4.0]), eg.constant(-2.0)
+    pairs = [(ga, a), (None, c), (gb, b)]
+    given = list(pairs)
+    before = [v.numpy().copy() for v in (a, b, c)]
+    try:
+        out = answer(pairs, 3.0)
+    except Exception as exc:
+        return (f"calling scale_pairs(pairs, 3.0) raised {type(exc).__name__}: {exc}. Does it let a "
+                "None gradient through?")
+    if any(not np.array_equal(v.numpy(), w) for v, w in zip((a, b, c), before)):
+        return ("a Variable changed: the function should only build new pairs; applying them is "
+                "apply_gradients' job.")
+    if out is None:
+        return "it returns None; return the new list of pairs."
+    if type(out) not in (list, tuple):
+        return f"it returns a {type(out).__name__}; return a plain list of (gradient, variable) pairs."
+    out = list(out)
+    if len(pairs) != len(given) or any(now is not then for now, then in zip(pairs, given)):
+        return "it changed the list it was given; build a new list instead."
+    if len(out) != len(given):
+        return (f"it returns {len(out)} pairs for {len(given)} pairs given; keep one pair per variable, "
+                "the ones with a None gradient included.")
+    for item in out:
+        if type(item) not in (list, tuple) or len(item) != 2:
+            return "each element of the result should be a (gradient, variable) pair."
+    if any(new[1] is not old[1] for new, old in zip(out, given)):
+        return "the second element of each pair should be the same Variable object, in the same order."
+    if out[1][0] is not None:
+        return "a None gradient should stay None (there is nothing to scale)."
+    for (g_new, _), (g_old, _) in zip(out, given):
+        if g_old is None:
+            continue
+        if not (_is_tensor(g_new) or type(g_new) is np.ndarray):
+            return "each new gradient should be a tensor (or a NumPy array) with its variable's shape."
+        got = _plain_numbers(g_new, "")
+        if isinstance(got, str) or got.shape != tuple(g_old.shape):
+            return "each new gradient should be a tensor with its variable's shape."
+        want = g_old.numpy().astype(np.float64)
+        if np.allclose(got, want):
+            return "the gradients are unchanged: multiply each one by the factor."
+        if not np.allclose(got, 3.0 * want, rtol=1e-6, atol=1e-7):
+            return "the gradients are changed, but not multiplied by the factor."
+    return None
+
+
+register("04", "decay_half", expected=2.125,
+         hint="Each step keeps the fraction (1 - decay) of the distance to b, so after n steps "
+              "x = b + (x0 - b) * (1 - decay)**n. descent_trace(decay, steps) lets you check the table.")
+register("04", "scale_pairs", judge=_judge_scale_pairs, function="scale_pairs",
+         hint="Loop over the pairs (a list comprehension works), keep each variable as it is, and "
+              "multiply only the gradients that are not None.",
+         praise="This is the shape of every gradient transform: clipping, averaging, noise.")
+register("04", "adam_slots", expected=(0.58, 0.019996),
+         hint="Start from m = v = 0 and apply m <- beta1*m + (1 - beta1)*g and "
+              "v <- beta2*v + (1 - beta2)*g**2 once per gradient. The slots hold these raw running "
+              "means, before the bias correction.")
+
+
+# ===================================================================================================
+# Lesson 05: clipping
+# ===================================================================================================
+
+def _judge_clip_rows(answer: Any) -> str | None:
+    t = eg.constant([[3.0, 4.0, 0.0], [0.3, -0.4, 0.0], [0.0, 0.0, 0.0], [-6.0, 0.0, 8.0]])
+    c = 2.0
+    rows = t.numpy().astype(np.float64)
+    norms = np.sqrt(np.sum(rows**2, axis=1, keepdims=True))
+    want = rows * c / np.maximum(norms, c)
+    whole = rows * c / max(float(np.sqrt(np.sum(rows**2))), c)
+
+    with _calls_to("clip_by_norm") as called:
+        try:
+            with np.errstate(all="ignore"):  # a NaN from a zero row is reported below, not warned about
+                out = answer(t, c)
+        except Exception as exc:
+            failed = f"calling clip_rows(t, 2.0) on a 4x3 matrix raised {type(exc).__name__}: {exc}."
+        else:
+            failed = None
+    if called:
+        return ("it calls eg.clip_by_norm (under whatever name); build the clip from sqrt, sum and "
+                "maximum instead.")
+    if failed is not None:
+        return failed
+    if not _is_tensor(out):
+        return "return an engine tensor computed with engine operations (so it stays differentiable)."
+    got = out.numpy().astype(np.float64)
+    if got.shape != rows.shape:
+        return f"it returns shape {got.shape}; the clipped matrix keeps the shape of t, {rows.shape}."
+    if not np.all(np.isfinite(got)):
+        return "it contains NaN or inf: an all-zero row must stay zero (never divide by a zero norm)."
+    if np.allclose(got, rows):
+        return "nothing was clipped: rows longer than c should be scaled down to length c."
+    if np.allclose(got, whole, rtol=1e-5, atol=1e-6):
+        return ("it clips the whole matrix by one norm; take one norm per row (sum over axis 1, "
+                "keepdims=True).")
+    short = (norms <= c).ravel()
+    if not np.allclose(got[short], rows[short], rtol=1e-5, atol=1e-6):
+        return "rows whose length is at most c should stay exactly as they are."
+    if not np.allclose(got, want, rtol=1e-5, atol=1e-6):
+        return "the long rows are changed, but they should end with length exactly c, pointing the same way."
+    return None
+
+
+register("05", "clip_rows", judge=_judge_clip_rows, function="clip_rows",
+         hint="Compute each row's length with sqrt(sum(t * t, axis=1, keepdims=True)); then scale t by "
+              "c divided by the larger of that length and c (eg.maximum).",
+         praise="That is exactly the formula behind clip_by_norm.")
+register("05", "global_clip", expected=(13.0, 0.5),
+         hint="The global norm is the length of all entries of all gradients together: the square root "
+              "of the sum of all their squares. When it exceeds clip_norm, every gradient is multiplied "
+              "by clip_norm divided by it.")
+register("05", "keeps_direction", expected={"global norm"},
+         hint="A direction survives when every entry of every gradient is multiplied by one and the same "
+              "positive number. Which methods use a single factor for everything, whatever the gradients?")
+
+
+# ===================================================================================================
+# Lesson 06: gradients outside the step
+# ===================================================================================================
+
+def _judge_combine(answer: Any) -> str | None:
+    rng = np.random.default_rng(3)
+    g1, g2 = rng.normal(size=(2, 3)), rng.normal(size=(2, 3))
+    try:
+        out = answer([g1, g2], [24, 8])
+    except Exception as exc:
+        return f"calling combine([g1, g2], [24, 8]) raised {type(exc).__name__}: {exc}."
+    got = _plain_numbers(out, "the result ")
+    if isinstance(got, str):
+        return f"return a NumPy array (the combined gradient): {got}"
+    if got.shape != g1.shape:
+        return f"it returns shape {got.shape}; the combined gradient has the shape of each gradient."
+    want = (24 * g1 + 8 * g2) / 32
+    if np.allclose(got, (g1 + g2) / 2):
+        return "that is the plain mean: with unequal micro-batches each gradient needs a weight."
+    if np.allclose(got, 24 * g1 + 8 * g2):
+        return "that is a weighted sum; divide it by the total number of examples."
+    if np.allclose(got, (8 * g1 + 24 * g2) / 32):
+        return "the weights are swapped: weight each gradient by the size of its own micro-batch."
+    if not np.allclose(got, want):
+        return "the result is not the full-batch gradient of the two micro-batches."
+    gs = [rng.normal(size=(4,)) for _ in range(3)]
+    sizes = [5, 10, 17]
+    try:
+        got3 = _plain_numbers(answer(gs, sizes), "")
+    except Exception as exc:
+        return f"it works for two micro-batches, but with three it raised {type(exc).__name__}: {exc}."
+    want3 = sum(n * g for n, g in zip(sizes, gs)) / sum(sizes)
+    if isinstance(got3, str) or got3.shape != want3.shape or not np.allclose(got3, want3):
+        return "it works for two micro-batches but not for three of sizes 5, 10 and 17."
+    return None
+
+
+def _judge_server_step(answer: Any) -> str | None:
+    a = eg.Variable(np.array([1.0, 2.0]), name="a")
+    b = eg.Variable(np.array([[3.0]]), name="b")
+    opt = eg.optimizers.SGD(learning_rate=0.5)
+    worker_gradients = [[np.array([1.0, 0.0]), np.array([[2.0]])],
+                        [np.array([3.0, -2.0]), np.array([[0.0]])],
+                        [np.array([2.0, 2.0]), np.array([[4.0]])]]
+    try:
+        answer(opt, [a, b], worker_gradients)
+    except Exception as exc:
+        return (f"calling server_step(optimizer, [a, b], gradients of 3 workers) raised "
+                f"{type(exc).__name__}: {exc}.")
+    if type(opt.iterations) is not int:
+        return "the optimizer's step count is no longer a plain int: leave the optimizer's fields alone."
+    if opt.iterations == 0:
+        return "the variables were not updated: end with one call of optimizer.apply_gradients."
+    if opt.iterations == len(worker_gradients):
+        return "it applied once per worker; average over the workers first, then apply once."
+    if opt.iterations != 1:
+        return f"optimizer.apply_gradients ran {opt.iterations} times; it should run exactly once."
+    got_a, got_b = a.numpy(), b.numpy()
+    summed = (np.array([1.0 - 0.5 * 6.0, 2.0 - 0.5 * 0.0]), np.array([[3.0 - 0.5 * 6.0]]))
+    if np.allclose(got_a, summed[0]) and np.allclose(got_b, summed[1]):
+        return "the workers' gradients were added, not averaged."
+    mean_a = np.mean([w[0] for w in worker_gradients], axis=0)
+    mean_b = np.mean([w[1] for w in worker_gradients], axis=0)
+    if np.allclose(got_a, 1.0 * np.array([1.0, 2.0]) - 0.5 * mean_a) and \
+            np.allclose(got_b, np.array([[3.0]]) - 0.5 * mean_b):
+        return None
+    return "the variables changed, but not by the workers' averaged gradients."
+
+
+register("06", "combine", judge=_judge_combine, function="combine",
+         hint="The full-batch loss is a mean over all examples, so a micro-batch of n examples counts n "
+              "times: weight each gradient by its size, add, and divide by the total size.",
+         praise="Weighting by size keeps accumulation exact for any split.")
+register("06", "server_step", judge=_judge_server_step, function="server_step",
+         hint="zip(*worker_gradients) groups the arrays per Variable; np.mean(..., axis=0) averages "
+              "each group; zip the means with the variables and call apply_gradients once.")
+register("06", "sum_lr", expected=0.025,
+         hint="Adding k gradients gives k times their mean. The learning rate has to undo that factor.")

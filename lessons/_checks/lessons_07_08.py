@@ -1,0 +1,178 @@
+"""The self-checks of lessons 07 (training a CNN) and 08 (on the GPU)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import engine as eg
+
+from .forbidden import _calls_to
+from .plain import _is_tensor, _plain_count, _plain_numbers
+from .registry import register
+
+# ===================================================================================================
+# Lesson 07: training a CNN
+# ===================================================================================================
+
+def _judge_flatten_size(answer: Any) -> str | None:
+    answer = _plain_count(answer)
+    if answer is None:
+        return "the answer should be a whole number (a plain int): how many numbers per image."
+    side = 28
+    for _ in range(2):
+        side = -(-side // 2)  # SAME pooling with stride 2 rounds up
+    if answer == side * side * 64:
+        return None
+    if answer == 2 * 2 * 64:
+        return "that is the flatten size for the 8×8 digits of this lesson; redo it for 28×28 images."
+    if answer == side * side * 32:
+        return "the channels are those of the first convolution; after the second block there are more."
+    if answer == 14 * 14 * 64:
+        return "that size has only been halved once; the network pools twice."
+    if answer in (side * side, 28 * 28 * 64, 28 * 28):
+        return "count height, width and channels after both pooling steps."
+    return "that is not the number of values per image after the second pooling."
+
+
+def _judge_cross_entropy(answer: Any) -> str | None:
+    cases = [
+        (np.eye(4, dtype=np.float32)[[2, 0, 3]],
+         np.array([[0.5, -1.0, 2.0, 0.0], [1.5, 0.2, -0.3, 0.7], [-2.0, 0.0, 1.0, 3.0]], np.float32)),
+        (np.eye(3, dtype=np.float32)[[1, 0]],
+         np.array([[250.0, 0.0, -80.0], [-300.0, 400.0, 10.0]], np.float32)),
+    ]
+    for k, (labels, logits) in enumerate(cases):
+        y, z = eg.constant(labels), eg.constant(logits)
+        with _calls_to("softmax_cross_entropy", "sparse_softmax_cross_entropy") as used_fused:
+            try:
+                with eg.GradientTape() as tape:
+                    tape.watch(z)
+                    out = answer(y, z)
+                    total = eg.sum(out) if _is_tensor(out) else None
+                grad = tape.gradient(total, z) if total is not None else None
+            except Exception as exc:
+                failed = f"calling cross_entropy(labels, logits) raised {type(exc).__name__}: {exc}."
+            else:
+                failed = None
+        if used_fused:
+            return ("it calls the engine's fused loss (under whatever name); the exercise asks you to "
+                    "build it yourself.")
+        if failed is not None:
+            return failed
+        if not _is_tensor(out):
+            return "return an engine Tensor built with engine ops, so that it can be differentiated."
+        if out.shape != (len(labels),):
+            return (f"it returns shape {out.shape}; the exercise asks for one loss per example, "
+                    f"shape (batch,), not their sum or mean.")
+        z64, y64 = logits.astype(np.float64), labels.astype(np.float64)
+        top = z64.max(axis=1, keepdims=True)
+        log_p = z64 - (top + np.log(np.exp(z64 - top).sum(axis=1, keepdims=True)))
+        want = -(y64 * log_p).sum(axis=1)
+        got = out.numpy().astype(np.float64)
+        if not np.all(np.isfinite(got)) or grad is None or not np.all(np.isfinite(grad.numpy())):
+            if k == 0:
+                return "it gives NaN or inf even for small logits."
+            return ("it is not finite for large logits (or its gradient is not): it probably takes the "
+                    "log of a softmax.")
+        if np.allclose(-got, want, rtol=1e-4, atol=1e-4):
+            return "the losses have the wrong sign: a cross-entropy is never negative."
+        if not np.allclose(got, want, rtol=1e-4, atol=1e-4):
+            return "the values are not the cross-entropy of these logits and labels."
+        want_grad = np.exp(log_p) - y64
+        if not np.allclose(grad.numpy(), want_grad, rtol=1e-3, atol=1e-4):
+            return "the values are right but the gradient is not: is part of it cut off (stop_gradient)?"
+    return None
+
+
+def _judge_accuracy(answer: Any) -> str | None:
+    rng = np.random.default_rng(70)
+    for n, classes, hits in ((8, 5, 5), (12, 10, 3)):
+        logits = rng.normal(size=(n, classes)).astype(np.float32)
+        predicted = logits.argmax(axis=1)
+        labels = predicted.copy()
+        misses = rng.choice(n, n - hits, replace=False)
+        labels[misses] = (predicted[misses] + 1 + rng.integers(0, classes - 1, len(misses))) % classes
+        labels = labels.astype(np.int32)
+        try:
+            got = answer(eg.constant(logits), labels)
+        except Exception as exc:
+            return f"calling my_accuracy(logits, labels) raised {type(exc).__name__}: {exc}."
+        array = _plain_numbers(got, "")
+        if isinstance(array, str) or array.size != 1:
+            return ("it should return one plain number (a float, a NumPy number or a tensor), the "
+                    "fraction of right predictions.")
+        value = float(array.reshape(()))
+        want = hits / n
+        if np.isclose(value, 100 * want):
+            return "that looks like a percentage; return a fraction between 0 and 1."
+        if np.isclose(value, 1 - want):
+            return "it counts the wrong predictions instead of the right ones."
+        if np.isclose(value, hits):
+            return "it counts the right predictions; divide by the number of examples."
+        if not np.isclose(value, want, rtol=1e-6, atol=1e-6):
+            return ("the fraction is not right: compare the arg-max over the class axis (axis=1) with "
+                    "the labels.")
+    return None
+
+
+register("07", "flatten_size", judge=_judge_flatten_size,
+         hint="The convolutions keep height and width (SAME padding); each 2×2 pooling with stride 2 "
+              "halves them, rounding up. Multiply the final height, width and number of channels.")
+register("07", "cross_entropy", judge=_judge_cross_entropy, function="cross_entropy",
+         hint="log p = eg.log_softmax(logits, axis=-1) never takes the log of a rounded-off zero. The loss "
+              "per example is minus the sum over the class axis of labels * log p.",
+         praise="That is the stable formula TensorFlow's softmax_cross_entropy_with_logits uses.")
+register("07", "accuracy", judge=_judge_accuracy, function="my_accuracy",
+         hint="np.argmax(logits.numpy(), axis=1) gives the predicted class of each example; compare it "
+              "with the labels and take the mean of the comparison.")
+
+
+# ===================================================================================================
+# Lesson 08: on the GPU
+# ===================================================================================================
+
+def _judge_activation_bytes(answer: Any) -> str | None:
+    answer = _plain_count(answer)
+    if answer is None:
+        return "the answer should be a whole number of bytes (a plain int)."
+    values = 50 * 8 * 8 * 32
+    if answer == values * 4:
+        return None
+    if answer == values:
+        return "that counts the numbers, not the bytes they take."
+    if answer == values * 8:
+        return "that is the size in float64; the activations are float32."
+    if answer == 8 * 8 * 32 * 4:
+        return "that is one image; the batch holds 50."
+    if answer == 50 * 8 * 8 * 4 or answer == 50 * 4 * 4 * 32 * 4:
+        return "check the shape of the first convolution's output: channels, and no pooling yet."
+    return "that is not the size of that tensor in bytes."
+
+
+def _judge_pool_drop(answer: Any) -> str | None:
+    if type(answer) is not str:
+        return "the answer should be a plain string: the name of one of the two numbers."
+    text = answer.strip().strip("'\"").lower()
+    if text in ("used_bytes", "used"):
+        return None
+    if text in ("held_bytes", "held"):
+        return "that number stays where it was: think about what a pool does with a freed block."
+    if text in ("both", "neither", "none"):
+        return "exactly one of the two numbers falls."
+    return "answer with the name of one of the two numbers that eg.memory_info reports."
+
+
+register("08", "activation_bytes", judge=_judge_activation_bytes,
+         hint="Write down the shape of the first Conv2D's output for a batch of 50 (SAME padding keeps "
+              "8×8; one channel per filter), multiply the sizes, then multiply by the bytes per float32.")
+register("08", "pool_drop", judge=_judge_pool_drop,
+         hint="A memory pool keeps freed blocks for the next allocation instead of returning them to "
+              "the driver. Which number counts memory in use by tensors, and which the pool's total?")
+register("08", "bit_identical", expected={"a", "b", "c"},
+         hint="For each item ask: does it come from the host's random generator (NumPy), copied to the "
+              "device or turned into a mask by exact integer arithmetic, or is it the result of the "
+              "device's floating-point arithmetic, where the order in which numbers are added differs "
+              "between NumPy and CUDA libraries?",
+         praise="Random draws on the host are the reason a seed means the same thing on every device.")

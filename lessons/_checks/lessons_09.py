@@ -1,0 +1,89 @@
+"""The self-checks of lesson 09 (graphs)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import engine as eg
+
+from .plain import _is_tensor
+from .registry import register
+
+# ===================================================================================================
+# Lesson 09: graphs
+# ===================================================================================================
+
+def _traced_check_step() -> tuple[Any, Any, list[Any]]:
+    """A small traced step returning (loss, grads): its graph, its input and the tape's gradients."""
+    w = eg.Variable(np.array([[1.0, -2.0], [0.5, 3.0]], np.float32), name="check/w")
+    b = eg.Variable(np.array([0.1, -0.2], np.float32), name="check/b")
+
+    def step(x: Any) -> Any:
+        with eg.GradientTape() as tape:
+            loss = eg.sum(eg.tanh(x @ w + b) ** 2)
+        return loss, tape.gradient(loss, [w, b])
+
+    x = eg.constant([[1.0, 2.0], [-1.0, 0.5]])
+    graph = eg.function(step).get_graph(x)
+    return graph, x, [g.numpy() for g in step(x)[1]]
+
+
+def _judge_gradient_names(answer: Any) -> str | None:
+    graph, x, expected = _traced_check_step()
+    names = answer(graph)
+    if names is None:
+        return "your function returns None; return the names, a list of strings."
+    if type(names) not in (list, tuple):
+        return "return a plain list (or tuple) of names, one per gradient."
+    if any(hasattr(n, "node") for n in names):
+        return "those are the graph tensors themselves; the exercise asks for their names (strings)."
+    if not all(type(n) is str for n in names):
+        return "every entry should be a name: a plain string."
+    if len(names) != len(expected):
+        return "return one name per gradient (the step returns one gradient per Variable)."
+    variables = {n.name for n in graph.nodes if n.op == "ReadVariable"}
+    if set(names) & variables:
+        return ("at least one of those names is a Variable's: fetching it gives the Variable's value, not "
+                "its gradient (TensorFlow 1.x's pitfall).")
+    try:
+        fetched = graph.run(list(names), feeds={"x": x})
+    except KeyError:
+        return "at least one of those names is not in the graph."
+    for got, want in zip(fetched, expected):
+        if got.shape != want.shape or not np.allclose(got.numpy(), want, rtol=1e-5, atol=1e-6):
+            return ("those names fetch tensors of the graph, but not the gradients (or not in the right "
+                    "order).")
+    return None
+
+
+def _judge_leaky_relu(answer: Any) -> str | None:
+    traced = eg.function(answer)
+    for values in ([-2.0, -0.5, 0.0, 1.5], [3.0, -1.0, 2.0, -4.0]):
+        v = np.array(values, np.float32)
+        try:
+            y = traced(eg.constant(v))
+        except eg.TracingError:
+            return ("your function asks a traced tensor for a Python value (an `if` on a tensor, or "
+                    ".numpy()), which a graph cannot do.")
+        if not _is_tensor(y) or y.shape != v.shape:
+            return "return a tensor with the shape of x."
+        got = y.numpy()
+        if np.allclose(got, np.maximum(v, 0)):
+            return "negative inputs should be scaled down, not set to zero."
+        if not np.allclose(got, np.where(v > 0, v, 0.1 * v), atol=1e-6):
+            return "the values are not right for every element."
+    return None
+
+
+register("09", "gradient_names", judge=_judge_gradient_names, function="gradient_names",
+         hint="The step returned (loss, grads), so graph.outputs holds the loss and the list of the "
+              "gradients as graph tensors; each graph tensor has a .name.")
+register("09", "trace_count", expected=4,
+         hint="A tensor argument counts by its shape, dtype and device; any other argument by its value. "
+              "Go through the calls and count the signatures not seen before.")
+register("09", "leaky_relu", judge=_judge_leaky_relu, function="leaky_relu",
+         hint="eg.where(condition, a, b) picks elementwise from a where the condition holds and from b "
+              "elsewhere, inside the graph.",
+         praise="eg.where keeps the choice inside the graph, so every replay chooses anew.")
