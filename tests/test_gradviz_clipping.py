@@ -9,6 +9,7 @@ import pytest
 
 import engine as eg
 import gradviz as gv
+from gradviz.model.clip_results import measure_before
 from gradviz.widgets.clipping_lab import METHODS, clip_gradients
 from tests.helpers import assert_ulps
 
@@ -48,6 +49,25 @@ def test_numbers_match_numpy(method, c):
     assert r.angle_deg == pytest.approx(angle(grads, expected), abs=1e-3)
     for k in range(2):
         assert r.angles_deg[k] == pytest.approx(angle([grads[k]], [expected[k]]), abs=1e-3)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_measuring_before_once_gives_the_same_result(method):
+    # the lab measures the gradients once (measure_before) for every method × threshold it explores
+    grads = [eg.constant(C1), None, eg.constant(np.zeros(3, np.float32)), eg.constant(C2)]
+    before = measure_before(grads)
+    assert before.norms[0] == pytest.approx(float(np.linalg.norm(C1)), rel=1e-6)
+    assert math.isnan(before.norms[1])
+    assert before.units[1] is None and before.units[2] is None  # no gradient; a zero one: no direction
+    for c in (0.5, 3.0, 50.0):
+        once, fresh = clip_gradients(grads, method, c, before=before), clip_gradients(grads, method, c)
+        np.testing.assert_array_equal(once.norms_before, fresh.norms_before)
+        np.testing.assert_array_equal(once.norms_after, fresh.norms_after)
+        np.testing.assert_array_equal(once.angles_deg, fresh.angles_deg)  # NaN where no direction
+        assert (once.global_norm_before, once.global_norm_after) == (fresh.global_norm_before,
+                                                                      fresh.global_norm_after)
+        assert once.angle_deg == fresh.angle_deg and once.clipped_any == fresh.clipped_any
+        assert once.angles_deg[0] == pytest.approx(angle([C1], [numpy_clip([C1], method, c)[0]]), abs=1e-3)
 
 
 def test_seed_004_global_norm_and_direction_kept():

@@ -90,6 +90,14 @@ def test_svg_points_and_artist_fragments_land_where_the_figure_draws_them():
     assert "<svg" not in fragment and "metadata" not in fragment
 
 
+def test_artist_fragments_draw_dollar_signs_as_written():
+    # artists_svg turns math text off for the artists it draws (not by walking the whole figure)
+    fig = new_figure((3, 2), theme="light")
+    label = fig.text(0.1, 0.5, "cost $w$ and a_b^{c}")
+    fragment = artists_svg(fig, [label])
+    assert "cost $w$ and a_b^{c}" in fragment and not label.get_parse_math()
+
+
 class Dial:
     """A tiny matplotlib view with the protocol plot_frames reads: a needle at an angle, a label."""
 

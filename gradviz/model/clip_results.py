@@ -18,7 +18,10 @@ import numpy as np
 
 from gradviz.model.checks import expect_collection, expect_numbers
 
-__all__ = ["ClipResult", "clip_gradients", "parse_gradients", "METHODS", "CALLS", "MAX_ARROWS"]
+__all__ = [
+    "ClipResult", "Before", "clip_gradients", "measure_before", "parse_gradients", "METHODS", "CALLS",
+    "MAX_ARROWS",
+]
 
 METHODS = ("value", "norm", "global norm", "per-variable norm")
 
@@ -70,27 +73,69 @@ def _to_tensor(g: Any) -> Any:
     return eg.constant(g)
 
 
-def _angle(eg: Any, C: Any, before: list[Any], after: list[Any]) -> float:
-    """The angle (degrees) between two lists of tensors seen as one long vector each.
+def _unit64(eg: Any, C: Any, tensors: list[Any]) -> tuple[list[Any], Any] | None:
+    """``tensors`` in float64 and their global norm; None when the norm is 0 or not finite."""
+    t64 = [eg.cast(t, "float64") for t in tensors]
+    n = C.global_norm(t64)
+    return (t64, n) if float(n) > 0 and math.isfinite(float(n)) else None
+
+
+def _angle(eg: Any, C: Any, before: Any, after: list[Any]) -> float:
+    """The angle (degrees) between two lists of tensors seen as one long vector each (``before``: the
+    first list's `_unit64`; ``None`` entries of ``after`` are skipped, as they are in ``before``).
 
     Computed as 2·atan2(‖u − v‖, ‖u + v‖) with u, v the unit vectors (in float64): exact for
     small angles, where arccos of a dot product would turn rounding into a visible angle.
     """
-    pairs = [(b, a) for b, a in zip(before, after) if b is not None and a is not None]
-    if not pairs:
+    after = [a for a in after if a is not None]
+    parts_a = _unit64(eg, C, after) if after else None
+    if before is None or parts_a is None:
         return math.nan
-    b64 = [eg.cast(b, "float64") for b, _ in pairs]
-    a64 = [eg.cast(a, "float64") for _, a in pairs]
-    nb, na = C.global_norm(b64), C.global_norm(a64)
-    if not (float(nb) > 0 and float(na) > 0) or not (math.isfinite(float(nb)) and math.isfinite(float(na))):
-        return math.nan
+    (b64, nb), (a64, na) = before, parts_a
     diff = C.global_norm([b / nb - a / na for b, a in zip(b64, a64)])
     total = C.global_norm([b / nb + a / na for b, a in zip(b64, a64)])
     return math.degrees(2.0 * math.atan2(float(diff), float(total)))
 
 
-def clip_gradients(grads: Sequence[Any], method: str, threshold: float) -> ClipResult:
-    """Clip ``grads`` with the engine and measure the result (norms, global norm, angles).
+@dataclass
+class Before:
+    """What `clip_gradients` measures of the gradients before clipping (the same for every method and
+    threshold: a widget exploring many computes it once, with `measure_before`)."""
+
+    tensors: list[Any]
+    norms: list[float]
+    global_norm: float
+    units: list[Any]  # per gradient: `_unit64` of [g] (None: g is None, or its norm 0 / not finite)
+    unit: Any  # `_unit64` of all of them
+
+
+def measure_before(grads: Sequence[Any]) -> Before:
+    """The norms, global norm and float64 unit vectors of ``grads`` (see `Before`).
+
+    >>> import engine as eg
+    >>> b = measure_before([eg.constant([3.0, 4.0]), None])
+    >>> b.norms[0], math.isnan(b.norms[1]), b.global_norm
+    (5.0, True, 5.0)
+    """
+    import engine as eg
+
+    C = _clip_module()
+    tensors = [_to_tensor(g) for g in grads]
+    present = [g for g in tensors if g is not None]
+    return Before(
+        tensors=tensors,
+        norms=[math.nan if g is None else float(C.norm(g)) for g in tensors],
+        global_norm=float(C.global_norm(present)) if present else math.nan,
+        units=[None if g is None else _unit64(eg, C, [g]) for g in tensors],
+        unit=_unit64(eg, C, present) if present else None,
+    )
+
+
+def clip_gradients(
+    grads: Sequence[Any], method: str, threshold: float, before: Before | None = None,
+) -> ClipResult:
+    """Clip ``grads`` with the engine and measure the result (norms, global norm, angles); ``before``:
+    `measure_before` of ``grads``, when already computed.
 
     >>> import engine as eg
     >>> r = clip_gradients([eg.constant([3.0, 4.0])], "value", 1.0)
@@ -105,7 +150,9 @@ def clip_gradients(grads: Sequence[Any], method: str, threshold: float) -> ClipR
     c = float(threshold)
     if not c > 0:
         raise ValueError(f"clipping: the threshold must be > 0, got {threshold!r}.")
-    tensors = [_to_tensor(g) for g in grads]
+    if before is None:
+        before = measure_before(grads)
+    tensors = before.tensors
     if method == "global norm":
         clipped, _ = C.clip_by_global_norm(list(tensors), c)
         clipped = list(clipped)
@@ -120,20 +167,18 @@ def clip_gradients(grads: Sequence[Any], method: str, threshold: float) -> ClipR
     def norm(t: Any) -> float:
         return math.nan if t is None else float(C.norm(t))
 
-    present = [g for g in tensors if g is not None]
     present_after = [g for g in clipped if g is not None]
-    norms_before = [norm(g) for g in tensors]
-    norms_after = [norm(g) for g in clipped]
     return ClipResult(
         method=method,
         threshold=c,
         clipped=clipped,
-        norms_before=norms_before,
-        norms_after=norms_after,
-        angles_deg=[math.nan if g is None else _angle(eg, C, [g], [a]) for g, a in zip(tensors, clipped)],
-        global_norm_before=float(C.global_norm(present)) if present else math.nan,
+        norms_before=list(before.norms),
+        norms_after=[norm(g) for g in clipped],
+        angles_deg=[math.nan if g is None else _angle(eg, C, u, [a])
+                    for g, u, a in zip(tensors, before.units, clipped)],
+        global_norm_before=before.global_norm,
         global_norm_after=float(C.global_norm(present_after)) if present_after else math.nan,
-        angle_deg=_angle(eg, C, tensors, clipped),
+        angle_deg=_angle(eg, C, before.unit, clipped),
         clipped_any=any(
             g is not None and not np.array_equal(g.numpy(), a.numpy()) for g, a in zip(tensors, clipped)
         ),

@@ -34,7 +34,15 @@ from typing import Any
 import numpy as np
 import traitlets
 
-from gradviz.model.clip_results import CALLS, MAX_ARROWS, METHODS, ClipResult, clip_gradients, parse_gradients
+from gradviz.model.clip_results import (
+    CALLS,
+    MAX_ARROWS,
+    METHODS,
+    ClipResult,
+    clip_gradients,
+    measure_before,
+    parse_gradients,
+)
 from gradviz.widgets.plot_widget import PlotWidget
 
 __all__ = ["clipping", "ClippingLab", "ClipResult", "clip_gradients", "METHODS"]
@@ -50,9 +58,9 @@ class ClippingLab(PlotWidget):
         super().__init__(theme)
         self.grads, self.names = parse_gradients(grads, names)
         self._cache: dict[tuple[str, float], ClipResult] = {}
-        first = clip_gradients(self.grads, "global norm", 1.0)
-        self._global = first.global_norm_before
-        self._norms = first.norms_before
+        self._before = measure_before(self.grads)  # the same for every method and threshold
+        self._global = self._before.global_norm
+        self._norms = list(self._before.norms)
         arrays = [None if g is None else g.numpy() for g in self.grads]
         self._arrays = arrays
         present = [a for a in arrays if a is not None]
@@ -111,7 +119,7 @@ class ClippingLab(PlotWidget):
         if key not in self._cache:
             if len(self._cache) > 256:
                 self._cache.clear()
-            self._cache[key] = clip_gradients(self.grads, *key)
+            self._cache[key] = clip_gradients(self.grads, *key, before=self._before)
         return self._cache[key]
 
     # ---- controls: grids the browser switches between (no kernel needed) -----------------------
