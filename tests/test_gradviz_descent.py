@@ -202,6 +202,23 @@ def test_the_lessons_race_fits_the_page_budget():
     assert "var(--jp-layout-color0" in race.widget.picture  # theme colours
 
 
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_contour_fill_follows_the_theme(theme):
+    """The 2-D contour's fill is the theme's text colour (a CSS variable in the kernel-free picture), more
+    opaque uphill: no fixed grey that stays light on JupyterLab's dark background."""
+    import re  # noqa: PLC0415
+
+    from gradviz.render.plot import palette  # noqa: PLC0415
+
+    view = gv.descent(lambda v: 0.1 * v[0] ** 2 + 2.0 * v[1] ** 2, [-4.0, 1.0], steps=5, theme=theme)
+    text = palette(theme)["text"]
+    fills = re.findall(r"fill: ([^;\"]+); fill-opacity: ([\d.]+)", view.widget.picture)
+    shaded = sorted(float(a) for c, a in fills if c == f"var(--jp-ui-font-color1, {text})")
+    assert len(shaded) >= 10 and shaded[0] < 0.05 and 0.25 <= shaded[-1] <= 0.3, fills[:5]
+    greys = [c for c, _ in fills if not c.startswith("var(")]
+    assert not greys, f"fills in fixed colours: {sorted(set(greys))[:5]}"
+
+
 @pytest.mark.parametrize(("kwargs", "error", "words"), [
     ({"steps": 10**7}, ValueError, r"steps must be in 1\.\.1,000, got 10,000,000: .*time.*memory"),
     ({"steps": 0}, ValueError, r"steps must be in 1\.\.1,000"),

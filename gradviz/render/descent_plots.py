@@ -103,6 +103,7 @@ class DescentPlots:
     # ---- drawing -------------------------------------------------------------------------------
     def _make_figure(self) -> tuple[Any, dict[str, Any], list[Any], list[Any]]:
         """The figure, its artists, and the blitter's moving and overlay artists."""
+        from matplotlib.colors import to_rgb
         from matplotlib.ticker import MaxNLocator
 
         from gradviz.render.plot import log_axis, new_figure, palette, style_axes
@@ -120,7 +121,11 @@ class DescentPlots:
             if finite.size > 1 and finite.max() > finite.min():
                 levels = np.unique(np.quantile(finite, np.linspace(0, 1, 18) ** 2))
                 if levels.size > 2:
-                    ax.contourf(X, Y, Z, levels=levels, cmap=colors["fill_cmap"], alpha=0.3)
+                    # the fill: the text colour, more opaque uphill (its SVG colour becomes the theme's
+                    # text variable: light-to-dark uphill in the light theme, dark-to-light in the dark)
+                    shade = to_rgb(colors["text"])
+                    ax.contourf(X, Y, Z, levels=levels,
+                                colors=[(*shade, a) for a in np.linspace(0.0, 0.3, levels.size - 1)])
                     ax.contour(X, Y, Z, levels=levels, cmap=colors["cmap"], linewidths=0.8, alpha=0.8)
             ax.set_xlim(*self.xlim)
             ax.set_ylim(*self.ylim)

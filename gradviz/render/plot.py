@@ -17,14 +17,14 @@ _PALETTES: dict[str, dict[str, Any]] = {
         "background": "#ffffff", "panel": "#ffffff", "text": "#1f2328", "muted": "#656d76",
         "grid": "#e6e8eb", "spine": "#c9ced4", "before": "#9aa4b1", "after": "#0b6bcb",
         "threshold": "#d1242f", "good": "#1a7f37", "bad": "#d1242f", "highlight": "#bf8700",
-        "cmap": "viridis", "fill_cmap": "Greys",
+        "cmap": "viridis",
         "series": ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#7f7f7f"],
     },
     "dark": {
         "background": "#111418", "panel": "#111418", "text": "#e6edf3", "muted": "#9da7b3",
         "grid": "#30363d", "spine": "#484f58", "before": "#6e7681", "after": "#58a6ff",
         "threshold": "#ff7b72", "good": "#3fb950", "bad": "#ff7b72", "highlight": "#e3b341",
-        "cmap": "magma", "fill_cmap": "Greys_r",
+        "cmap": "magma",
         "series": ["#56B4E9", "#E69F00", "#3fb950", "#CC79A7", "#F0E442", "#ff7b72", "#bbbbbb"],
     },
 }
