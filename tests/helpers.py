@@ -1,4 +1,5 @@
-"""Shared test helpers: the devices to parametrise over, and float comparison within a few ulps."""
+"""Shared test helpers: the devices to parametrise over, a constant made on one, and float comparison
+within a few ulps."""
 
 import engine as eg
 
@@ -9,6 +10,12 @@ DEVICES = eg.list_devices()
 #: How far two computations of the same float value may drift apart: summation order, fused
 #: multiply-adds and the vector unit's pow/exp/sqrt move the last bits from one CPU (or GPU) to another.
 ULPS = 4
+
+
+def on_device(device, value, dtype=None):
+    """``eg.constant(value, dtype=dtype)`` made on ``device`` (a device string such as "gpu:0")."""
+    with eg.device(device):
+        return eg.constant(value, dtype=dtype)
 
 
 def assert_ulps(actual, expected, ulps: int = ULPS) -> None:

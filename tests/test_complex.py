@@ -9,43 +9,38 @@ import numpy as np
 import pytest
 
 import engine as eg
-from tests.helpers import DEVICES
-
-
-def on(device, value, dtype=None):
-    with eg.device(device):
-        return eg.constant(value, dtype=dtype)
+from tests.helpers import DEVICES, on_device
 
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_a_complex_number_does_not_join_a_real_tensor(device):
-    x = on(device, [1.0])
+    x = on_device(device, [1.0])
     with pytest.raises(TypeError, match=r"add: cannot combine the complex number 1j with a float32 tensor.*"
                                         r"eg.cast\(x, 'complex64'\)"):
         x + 1j
     with pytest.raises(TypeError, match="multiply: cannot combine the complex number"):
-        [2j] * on(device, [1], "int32")
+        [2j] * on_device(device, [1], "int32")
     with pytest.raises(TypeError, match="constant: cannot convert complex values .* to float32"):
-        on(device, [1 + 2j], "float32")
-    z = on(device, [1.0 + 0j])
+        on_device(device, [1 + 2j], "float32")
+    z = on_device(device, [1.0 + 0j])
     np.testing.assert_allclose((z + 1j).numpy(), [1 + 1j])  # complex with complex: fine
 
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_norms_of_complex_tensors_are_real_and_use_the_modulus(device):
-    z = on(device, [3 + 4j, 0j])
+    z = on_device(device, [3 + 4j, 0j])
     n = eg.norm(z)
     assert n.dtype == np.float32 and n.device == device
     np.testing.assert_allclose(n.numpy(), 5.0, rtol=1e-6)
     np.testing.assert_allclose(eg.norm(z, ord=1).numpy(), 5.0, rtol=1e-6)
-    np.testing.assert_allclose(eg.global_norm([z, on(device, [1j])]).numpy(), np.sqrt(26.0), rtol=1e-6)
-    m = on(device, [[3 + 4j, 0j], [0j, 1j]])
+    np.testing.assert_allclose(eg.global_norm([z, on_device(device, [1j])]).numpy(), np.sqrt(26.0), rtol=1e-6)
+    m = on_device(device, [[3 + 4j, 0j], [0j, 1j]])
     np.testing.assert_allclose(eg.norm(m, axis=(0, 1)).numpy(), np.sqrt(26.0), rtol=1e-6)
 
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_clipping_complex_tensors_scales_by_the_modulus(device):
-    z = on(device, [3 + 4j, 0j])
+    z = on_device(device, [3 + 4j, 0j])
     clipped = eg.clip_by_norm(z, 1.0)
     assert clipped.dtype == np.complex64 and clipped.device == device
     np.testing.assert_allclose(clipped.numpy(), [0.6 + 0.8j, 0], rtol=1e-6)
@@ -67,7 +62,7 @@ def test_ops_that_order_values_refuse_complex(op):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_gradient_of_abs_of_a_complex_input_is_a_clear_error(device):
-    z = on(device, [3 + 4j])
+    z = on_device(device, [3 + 4j])
     with eg.GradientTape() as tape:
         tape.watch(z)
         y = eg.abs(z)
@@ -89,7 +84,7 @@ def test_gradient_of_abs_of_a_complex_input_is_a_clear_error(device):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_holomorphic_ops_give_g_times_the_derivative_and_abs_refuses(device):
-    z = on(device, [1 + 2j, -0.5 + 1j], "complex128")
+    z = on_device(device, [1 + 2j, -0.5 + 1j], "complex128")
     with eg.GradientTape(persistent=True) as tape:
         tape.watch(z)
         y = eg.exp(z) * z + z ** 2.0

@@ -12,21 +12,16 @@ from hypothesis import strategies as st
 
 import engine as eg
 from engine import backend
-from tests.helpers import DEVICES
+from tests.helpers import DEVICES, on_device
 
 INT_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
-
-
-def on(device, value, dtype=None):
-    with eg.device(device):
-        return eg.constant(value, dtype=dtype)
 
 
 # ---- item 3: every int conversion is range-checked --------------------------------------------------
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_weak_python_int_beside_an_int32_tensor_does_not_wrap(device):
-    x = on(device, [1])
+    x = on_device(device, [1])
     with pytest.raises(OverflowError, match=r"add: 1099511627776 does not fit in int32 \(range "
                                             r"-2147483648 to 2147483647\).*int64"):
         x + 2**40
@@ -38,14 +33,14 @@ def test_weak_python_int_beside_an_int32_tensor_does_not_wrap(device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_constant_with_an_int_dtype_checks_the_range(device):
     with pytest.raises(OverflowError, match=r"constant: 1099511627776 does not fit in int32"):
-        on(device, 2**40, "int32")
+        on_device(device, 2**40, "int32")
     with pytest.raises(OverflowError, match=r"constant: -1 does not fit in uint8 \(range 0 to 255\)"):
-        on(device, -1, "uint8")
+        on_device(device, -1, "uint8")
     with pytest.raises(OverflowError, match="constant: 300 does not fit in uint8"):
-        on(device, np.array([1, 300]), "uint8")
+        on_device(device, np.array([1, 300]), "uint8")
     with pytest.raises(OverflowError, match="constant: 2 does not fit in bool"):
-        on(device, [0, 2], "bool")
-    assert on(device, 255, "uint8").numpy().item() == 255
+        on_device(device, [0, 2], "bool")
+    assert on_device(device, 255, "uint8").numpy().item() == 255
 
 
 @settings(max_examples=60, deadline=None)
@@ -167,7 +162,7 @@ def test_ragged_lists_name_constant():
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_numpy_arrays_are_not_weak_typed_beside_tensors(device):
-    x = on(device, [1.0, 2.0])
+    x = on_device(device, [1.0, 2.0])
     with pytest.raises(TypeError, match="add: a NumPy array of dtype float64 cannot be combined with a "
                                         "float32 tensor.*np.asarray"):
         x + np.ones(2)
@@ -221,14 +216,14 @@ def test_logic_on_bool_tensors_still_works():
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_integer_division_by_zero_raises(device):
-    x = on(device, [7, -7])
+    x = on_device(device, [7, -7])
     with pytest.raises(ZeroDivisionError, match="floordiv: integer division by zero"):
         x // 0
     with pytest.raises(ZeroDivisionError, match="mod: integer division by zero"):
-        x % on(device, [1, 0])
+        x % on_device(device, [1, 0])
     assert (x // 2).numpy().tolist() == [3, -4]
     with np.errstate(divide="ignore"):
-        assert np.isinf((on(device, [1.0]) // 0.0).numpy()).all()  # floats keep IEEE's inf
+        assert np.isinf((on_device(device, [1.0]) // 0.0).numpy()).all()  # floats keep IEEE's inf
 
 
 # ---- item 14: the dtype-mismatch message suggests the lossless cast -------------------------------
@@ -248,7 +243,7 @@ def test_int_float_mismatch_suggests_casting_the_int_one():
 def test_constant_copies_the_callers_array(device):
     arr = np.array([1.0, 2.0], np.float32)
     if device != "cpu:0":  # the caller's array is a raw CuPy array on that GPU
-        arr = on(device, arr)._data
+        arr = on_device(device, arr)._data
     t = eg.constant(arr)
     with backend.get_device(device).activate():
         arr[0] = 100

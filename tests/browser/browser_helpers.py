@@ -158,3 +158,32 @@ def screenshot(page: Any, name: str) -> Path:
     path = SCREENSHOTS / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.png"
     page.screenshot(path=str(path))
     return path
+
+
+# ---- a widget's front end alone: no JupyterLab, no kernel --------------------------------------------
+
+# A fake anywidget model over a plain object: get / set / on / save_changes (each save counted in
+# window.__saves), what an exported page's widget manager does locally too. Evaluated with
+# [ESM source, state, CSS width of the widget's element or null]; the model is then window.__model.
+_FAKE_MODEL = """async ([source, state, width]) => {
+  const listeners = {};
+  const model = {
+    get: (k) => state[k],
+    set: (k, v) => { state[k] = v; (listeners["change:" + k] || []).forEach((f) => f()); },
+    on: (name, f) => { (listeners[name] = listeners[name] || []).push(f); },
+    save_changes: () => { window.__saves = (window.__saves || 0) + 1; },
+  };
+  const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+  const mod = await import(url);
+  const el = document.createElement("div");
+  if (width) el.style.width = width;
+  document.body.append(el);
+  mod.default.render({ model, el });
+  window.__model = model;
+}"""
+
+
+def render_esm(page: Any, source: str, state: dict[str, Any], width: str | None = None) -> None:
+    """Render the anywidget front end ``source`` (`gradviz.widgets.esm.esm_source`) into the page with
+    the widget state ``state`` (JSON-able) on a fake model (``window.__model``): no kernel behind it."""
+    page.evaluate(_FAKE_MODEL, [source, state, width])

@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+from browser_helpers import render_esm
 
 from gradviz.render.plot import new_figure, palette, style_axes, svg_text
 from gradviz.widgets.esm import esm_source
@@ -15,24 +16,6 @@ from gradviz.widgets.frames import Frames, svg_points, svg_with_layers, themed_s
 pytestmark = pytest.mark.browser
 
 SOURCE = esm_source("frames_view.js")  # what anywidget loads: zoom_view.js, then frames_view.js
-
-# A fake anywidget model: get / set / on / save_changes over a plain object (what an exported page's
-# widget manager does locally, too: no kernel behind it).
-HARNESS = """async ([source, state]) => {
-  const listeners = {};
-  const model = {
-    get: (k) => state[k],
-    set: (k, v) => { state[k] = v; (listeners["change:" + k] || []).forEach((f) => f()); },
-    on: (name, f) => { (listeners[name] = listeners[name] || []).push(f); },
-    save_changes: () => { window.__saves = (window.__saves || 0) + 1; },
-  };
-  const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
-  const mod = await import(url);
-  const el = document.createElement("div");
-  document.body.append(el);
-  mod.default.render({ model, el });
-  window.__model = model;
-}"""
 
 
 def descent_like() -> Frames:
@@ -81,7 +64,7 @@ def test_every_control_changes_the_output_without_a_kernel(page):
     page.set_content("<!DOCTYPE html><html><body></body></html>")
     frames = descent_like()
     state = json.loads(json.dumps(frames.state()))
-    page.evaluate(HARNESS, [SOURCE, state])
+    render_esm(page, SOURCE, state)
     root = page.locator('[data-gv-widget="descent"]')
     assert root.count() == 1
     assert "var(--jp-layout-color0" in page.inner_html('[data-gv-output="picture"]')  # theme colours
@@ -129,7 +112,7 @@ def test_descent_every_control_without_a_kernel(page):
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.set_content("<!DOCTYPE html><html><body></body></html>")
-    page.evaluate(HARNESS, [SOURCE, state])
+    render_esm(page, SOURCE, state)
     root = page.locator('[data-gv-widget="descent"]')
     moved, unchanged = move_every_control(root)
     boxes = {f"show {n}" for n in eg.optimizers.names()}
@@ -156,7 +139,7 @@ def test_a_hand_on_the_slider_stops_play(page):
     """▶ stops when the user moves the slider (or ‹ ›), and at the end at once: no tick after it moves
     the slider the user just set."""
     page.set_content("<!DOCTYPE html><html><body></body></html>")
-    page.evaluate(HARNESS, [SOURCE, json.loads(json.dumps(descent_like().state()))])
+    render_esm(page, SOURCE, json.loads(json.dumps(descent_like().state())))
     page.locator('[data-gv-control="step:play"]').click()
     page.wait_for_function("() => window.__model.get('index').step >= 2", timeout=10_000)
     page.locator('[data-gv-input="step"]').fill("1")

@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pytest
+from browser_helpers import render_esm
 
 import engine as eg
 import gradviz as gv
@@ -16,22 +17,6 @@ from gradviz.widgets.esm import esm_source
 pytestmark = pytest.mark.browser
 
 SOURCE = esm_source("svg_view.js")  # what anywidget loads: zoom_view.js, then svg_view.js
-HARNESS = """async ([source, state]) => {
-  const listeners = {};
-  const model = {
-    get: (k) => state[k],
-    set: (k, v) => { state[k] = v; (listeners["change:" + k] || []).forEach((f) => f()); },
-    on: (name, f) => { (listeners[name] = listeners[name] || []).push(f); },
-    save_changes: () => {},
-  };
-  const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
-  const mod = await import(url);
-  const el = document.createElement("div");
-  el.style.width = "900px";
-  document.body.append(el);
-  mod.default.render({ model, el });
-  window.__model = model;
-}"""
 # The smallest label, in CSS px as drawn: its font size times the picture's scale on screen.
 SMALLEST_TEXT_PX = """() => {
   const svg = document.querySelector('.gv-zoomable svg');
@@ -66,7 +51,7 @@ def open_widget(page, view, dark: bool = False, source: str = SOURCE):
             if dark else "<body>")
     page.set_content(f"<!DOCTYPE html><html>{body}</body></html>")
     state = json.loads(json.dumps(view.widget.get_state(), default=str))
-    page.evaluate(HARNESS, [source, state])
+    render_esm(page, source, state, width="900px")
     return errors
 
 
