@@ -85,6 +85,37 @@ def test_flow_widget_state_after_interaction():
         view.stat = "median"
 
 
+def test_the_line_panel_apart_draws_the_whole_figures_picture():
+    """The kernel-free figure is drawn once per (by, log) without the line panel, which a "lines" layer
+    draws for every stat: together, for every combination, the same paths and texts as the whole
+    figure plot_frames draws (one per by × log × stat), and the x axis is the same for every stat."""
+    import re  # noqa: PLC0415
+
+    from gradviz.widgets.plot_widget import PlotWidget  # noqa: PLC0415
+    from gradviz.widgets.static_state import _fill  # noqa: PLC0415
+
+    rec, _, _ = recorded(steps=12)
+    view = gv.flow(rec)
+    apart = {spec["name"]: spec for spec in view._make_frames(view._frame_controls()).layers}
+    whole = {spec["name"]: spec for spec in PlotWidget._make_frames(view, view._frame_controls()).layers}
+    assert len(apart["figure"]["frames"]) == 4 and len(apart["lines"]["frames"]) == 12
+    assert len(whole["figure"]["frames"]) == 12 and "lines" not in whole
+
+    def drawn(svg):
+        return set(re.findall(r' d="([^"]*)"', svg)), sorted(re.findall(r">([^<>]+)</text>", svg))
+
+    grids: dict[tuple, set] = {}
+    for key, svg in whole["figure"]["frames"].items():
+        at = dict(zip(whole["figure"]["deps"], key.split(",")))
+        base = apart["figure"]["frames"][",".join(at[d] for d in apart["figure"]["deps"])]
+        lines = apart["lines"]["frames"][",".join(at[d] for d in apart["lines"]["deps"])]
+        assert '<g data-gv-layer="lines"></g><g data-gv-layer="moving">' in base  # under the moving parts
+        assert drawn(_fill(base, "lines", lines)) == drawn(svg), at
+        vertical = tuple(sorted(p for p in drawn(svg)[0] if p.endswith(" 23.0")))  # grids, all panels
+        grids.setdefault((at["by"], at["log"]), set()).add(vertical)
+    assert all(len(g) == 1 for g in grids.values())  # the stat never moves the step axis
+
+
 def test_flow_from_pairs_model_and_dict():
     rec, _, _ = recorded(steps=2)
     again = gv.flow(rec.to_dict())

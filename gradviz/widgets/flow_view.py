@@ -39,6 +39,7 @@ import traitlets
 from gradviz.model.flow_stats import RATIO_GUIDE, STATS, summarise
 from gradviz.model.recorder import Recorder
 from gradviz.render.edges import edge_attributes, edge_magnitudes
+from gradviz.widgets.flow_frames import draw_lines, flow_frames
 from gradviz.widgets.plot_widget import PlotWidget
 
 __all__ = ["flow", "FlowView", "summarise", "edge_magnitudes", "edge_attributes", "STATS"]
@@ -71,6 +72,7 @@ class FlowView(PlotWidget):
         self.note = note
         self._data: dict[tuple[str, str], tuple[list[int], list[str], np.ndarray]] = {}
         self._figs: dict[tuple, tuple[Any, dict[str, Any], Any]] = {}
+        self._lines_apart = False  # while flow_frames draws the line panel on its own
         self.stat, self.by, self.log = stat, by, bool(log)  # checked by _check_stat, _check_by
         self.steps = self._summary("norm")[0]
         # the right-hand bars: update/weight, or the largest |g| when no update was recorded
@@ -154,6 +156,11 @@ class FlowView(PlotWidget):
         controls.append(trait_control(self, "log", "checkbox", [False, True], label="log scale"))
         return controls
 
+    def _make_frames(self, specs: list[Any]) -> Any:
+        if "stat" not in self._frame_layout()["figure_controls"]:  # a single step: no line panel
+            return super()._make_frames(specs)
+        return flow_frames(self, specs, **self._frame_layout())
+
     def _frame_layout(self) -> dict[str, Any]:
         names = ["step"] if len(self.steps) > 1 else []
         return {
@@ -181,7 +188,6 @@ class FlowView(PlotWidget):
 
         colors = palette(self.theme)
         steps, names, norms = self._summary("norm")
-        lines = self._summary(self.stat)[2]
         series = self._colors(len(names))
         many = len(steps) > 1
         height = max(3.2, 0.75 + 0.26 * len(names))
@@ -196,17 +202,14 @@ class FlowView(PlotWidget):
             grid = outer[1].subgridspec(1, 2, wspace=0.2)
             ax = fig.add_subplot(outer[0])
             style_axes(ax, self.theme)
-            for j, name in enumerate(names):
-                ax.plot(steps, lines[:, j], color=series[j], lw=1.4, label=_short(name))
-            if self.log and wants_log(lines, span=10.0):
-                log_axis(ax, "y")
-            if self.stat == "update_ratio":
-                ax.axhline(RATIO_GUIDE, color=colors["muted"], lw=0.9, ls="--")
-            ax.set_title(STATS[self.stat], color=colors["text"], fontsize=10, y=1.0)
+            art["ax"], art["lines"] = ax, draw_lines(self, ax)
+            if self._lines_apart:  # drawn apart, for every stat (flow_frames)
+                for artist in art["lines"]:
+                    artist.set_visible(False)
+            pad = 0.05 * (steps[-1] - steps[0])  # matplotlib's margin, and the same for every stat
+            ax.set_xlim(steps[0] - pad, steps[-1] + pad)  # (a NaN first update ratio moved it)
             ax.set_xlabel("step", color=colors["muted"], fontsize=9)
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-            if len(names) <= 10:
-                ax.legend(fontsize=7, frameon=False, labelcolor=colors["text"], loc="best")
             art["vline"] = ax.axvline(steps[self._index], color=colors["highlight"], lw=1.2, ls=":")
             moving.append(art["vline"])
             axn = fig.add_subplot(grid[0])
