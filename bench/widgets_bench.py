@@ -395,7 +395,8 @@ def clipping_widget() -> list[Row]:
     import gradviz as gv  # noqa: PLC0415
 
     grads = [eg.constant([3.0, 4.0]), eg.constant([0.5, -2.0])]
-    rows = kernel_free_rows("lesson 05: two 2-D gradients", lambda: gv.clipping(grads, threshold=2.0))
+    rows = kernel_free_rows("lesson 05: two 2-D gradients",
+                            lambda: gv.clipping(grads, threshold=2.0, method="global norm"))
     rng = np.random.default_rng(0)
     many = [eg.constant(rng.normal(size=(16, 16)).astype(np.float32)) for _ in range(10)]
     rows += kernel_free_rows("bars: ten 16×16 gradients", lambda: gv.clipping(many))
@@ -461,6 +462,23 @@ def _recorded(steps: int = 200) -> Any:
     return rec, statistics.median(record_times)
 
 
+def _lesson_recorder(shapes: dict[str, tuple[int, ...]], steps: int) -> Any:
+    """A recorder with the statistics a lesson's run leaves: ``shapes`` (variable name → shape),
+    ``steps`` steps of random gradients and updates (what gv.flow draws, without the training)."""
+    import engine as eg  # noqa: PLC0415
+    import gradviz as gv  # noqa: PLC0415
+
+    rng = np.random.default_rng(0)
+    vs = [eg.Variable(rng.normal(size=s).astype(np.float32), name=n) for n, s in shapes.items()]
+    rec = gv.Recorder()
+    for step in range(steps):
+        grads = [(0.01 * rng.standard_normal(size=v.shape)).astype(np.float32) for v in vs]
+        for g, v in zip(grads, vs):
+            v.assign_sub(g)
+        rec.record(step, loss=float(rng.random()), grads_and_vars=list(zip(grads, vs)))
+    return rec
+
+
 @case("kernel-free", "gv.Recorder and gv.flow: record; create; a control move in Chromium", target_s=0.05)
 def flow_widget() -> list[Row]:
     import gradviz as gv  # noqa: PLC0415
@@ -470,6 +488,13 @@ def flow_widget() -> list[Row]:
     rows += kernel_free_rows("gv.flow, 3 layers × 200 steps", lambda: gv.flow(rec))
     small, _ = _recorded(20)
     rows += kernel_free_rows("gv.flow, 3 layers × 20 steps", lambda: gv.flow(small))
+    lesson_06 = _lesson_recorder({"W1": (4, 8), "b1": (8,), "W2": (8, 1), "b2": (1,)}, 60)
+    rows += kernel_free_rows("gv.flow, lesson 06: 4 variables × 60 steps", lambda: gv.flow(lesson_06))
+    lesson_07 = _lesson_recorder({  # lesson 07's CNN (dense_1's kernel 256 × 1024: statistics only)
+        "conv2d_1/kernel": (5, 5, 1, 32), "conv2d_1/bias": (32,), "conv2d_2/kernel": (5, 5, 32, 64),
+        "conv2d_2/bias": (64,), "dense_1/kernel": (256, 1024), "dense_1/bias": (1024,),
+        "dense_2/kernel": (1024, 10), "dense_2/bias": (10,)}, 232)
+    rows += kernel_free_rows("gv.flow, lesson 07: 8 variables × 232 steps", lambda: gv.flow(lesson_07))
     return rows
 
 
