@@ -24,6 +24,16 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
+from widget_browser import browser_moves  # noqa: E402
+from widget_models import (  # noqa: E402
+    deep_mlp,
+    layered_graph,
+    lesson_recorder,
+    long_chain,
+    recorded_mlp,
+    small_expression,
+    valley,
+)
 
 Row = tuple[str, float, str]
 
@@ -59,38 +69,6 @@ def timed(fn: Callable[[], Any], repeats: int = 5, before: Callable[[], Any] | N
         fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
-
-
-# ---- graphs to draw ---------------------------------------------------------------------------------
-
-
-def layered_graph(n_nodes: int, seed: int = 0) -> tuple[Any, Any, dict]:
-    """A tape whose graph has about ``n_nodes`` nodes: layers of tanh(h * w + b) with named Variables."""
-    import engine as eg  # noqa: PLC0415
-
-    rng = np.random.default_rng(seed)
-    layers = max(1, (n_nodes - 4) // 8)  # per layer: 2 Variables, 3 ops, 3 outputs
-    x = eg.constant(rng.normal(size=3).astype(np.float32))
-    ws = [eg.Variable(rng.normal(size=3).astype(np.float32), name=f"layer_{k}/w") for k in range(layers)]
-    bs = [eg.Variable(rng.normal(size=3).astype(np.float32), name=f"layer_{k}/b") for k in range(layers)]
-    with eg.GradientTape(persistent=True) as tape:
-        tape.watch(x)
-        h = x
-        for w, b in zip(ws, bs):
-            h = eg.tanh(h * w + b)
-        loss = eg.sum(h)
-    return tape, loss, {"x": x, "loss": loss}
-
-
-def small_expression() -> tuple[Any, Any, dict]:
-    """A lesson-sized graph: f(x, y) = x² − 2xy + 3y (lesson 02)."""
-    import engine as eg  # noqa: PLC0415
-
-    x, y = eg.constant(2.0), eg.constant(1.0)
-    with eg.GradientTape(persistent=True) as tape:
-        tape.watch([x, y])
-        f = x * x - 2.0 * x * y + 3.0 * y
-    return tape, f, {"x": x, "y": y, "f": f}
 
 
 # ---- cases ------------------------------------------------------------------------------------------
@@ -173,40 +151,6 @@ def graph_expand() -> list[Row]:
     return [("expand one group (re-layout)", t, "a layout, not a slider move")]
 
 
-def long_chain(n_ops: int) -> tuple[Any, Any]:
-    """An unscoped chain of ``n_ops`` ops: h = tanh(h * 1.01) (a constant read by every multiply)."""
-    import engine as eg  # noqa: PLC0415
-
-    x = eg.constant(0.5)
-    with eg.GradientTape(persistent=True) as tape:
-        tape.watch(x)
-        h = x
-        for _ in range(n_ops // 2):
-            h = eg.tanh(h * 1.01)
-    return tape, h
-
-
-def deep_mlp(layers: int, seed: int = 0) -> tuple[Any, Any]:
-    """An MLP's loss, ``layers`` dense ReLU layers of width 4 (Variables dense_k/kernel, dense_k/bias)."""
-    import engine as eg  # noqa: PLC0415
-
-    rng = np.random.default_rng(seed)
-    x = eg.constant(rng.normal(size=(8, 4)).astype(np.float32))
-    params = [
-        (
-            eg.Variable((rng.normal(size=(4, 4)) / 2).astype(np.float32), name=f"dense_{k}/kernel"),
-            eg.Variable(np.zeros(4, np.float32), name=f"dense_{k}/bias"),
-        )
-        for k in range(layers)
-    ]
-    with eg.GradientTape(persistent=True) as tape:
-        h = x
-        for w, b in params:
-            h = eg.relu(h @ w + b)
-        loss = eg.mean(h**2)
-    return tape, loss
-
-
 def _output_bytes(view: Any) -> tuple[int, int]:
     """The bytes a notebook stores for a widget's output: the output's mime bundle (its text/html
     fallback and the widget view) and the widget's state (saved in the notebook's metadata)."""
@@ -282,69 +226,6 @@ def huge_graph() -> list[Row]:
 
 # ---- kernel-free widgets: every frame computed at creation, a control move is a browser look-up ------
 
-_HARNESS = """async ([source, state]) => {
-  const listeners = {};
-  const model = {
-    get: (k) => state[k],
-    set: (k, v) => { state[k] = v; (listeners["change:" + k] || []).forEach((f) => f()); },
-    on: (name, f) => { (listeners[name] = listeners[name] || []).push(f); },
-    save_changes: () => {},
-  };
-  const mod = await import(URL.createObjectURL(new Blob([source], { type: "text/javascript" })));
-  const el = document.createElement("div");
-  document.body.append(el);
-  mod.default.render({ model, el });
-}"""
-
-# Each move: set the control, fire its event (the widget redraws synchronously), force layout.
-_MOVES = """(rounds) => {
-  const times = [];
-  for (const input of document.querySelectorAll("[data-gv-input]")) {
-    const n = input.tagName === "SELECT" ? input.options.length : input.type === "checkbox" ? 2
-            : Number(input.max) + 1;
-    for (let k = 0; k < rounds && n > 1; k++) {
-      const t0 = performance.now();
-      if (input.type === "checkbox") input.checked = !input.checked;
-      else input.value = String((Number(input.value) + 1) % n);
-      const change = input.tagName === "SELECT" || input.type === "checkbox";
-      input.dispatchEvent(new Event(change ? "change" : "input"));
-      document.body.getBoundingClientRect();
-      times.push(performance.now() - t0);
-    }
-  }
-  times.sort((a, b) => a - b);
-  return [times[Math.floor(times.length / 2)], times[times.length - 1], times.length];
-}"""
-
-
-def browser_moves(widget: Any, rounds: int = 20) -> tuple[float, float, int]:
-    """(median, slowest) seconds for a control move of ``widget`` (a kernel-free widget) in headless
-    Chromium, and the number of moves; (nan, nan, 0) without Chromium or Playwright."""
-    import json  # noqa: PLC0415
-    import shutil  # noqa: PLC0415
-
-    chromium = shutil.which("chromium") or "/usr/bin/chromium"
-    try:
-        from playwright.sync_api import sync_playwright  # noqa: PLC0415
-    except ImportError:
-        return float("nan"), float("nan"), 0
-    if not Path(chromium).exists():
-        return float("nan"), float("nan"), 0
-    names = ("kind", "title", "note", "picture", "controls", "index", "layers", "info")
-    state = json.loads(json.dumps({k: getattr(widget, k) for k in names}))
-    from gradviz.widgets.esm import esm_source  # noqa: PLC0415
-
-    source = esm_source("frames_view.js")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"], headless=True)
-        page = browser.new_page()
-        page.set_content("<!DOCTYPE html><html><body></body></html>")
-        page.evaluate(_HARNESS, [source, state])
-        median, slowest, count = page.evaluate(_MOVES, rounds)
-        browser.close()
-    return median / 1000, slowest / 1000, count
-
-
 def _state_mb(widget: Any) -> float:
     import json  # noqa: PLC0415
 
@@ -384,11 +265,6 @@ def tape_and_backprop() -> list[Row]:
 # ---- widgets-B: recorder, flow, clipping, descent, gradient check (matplotlib pictures) -------------
 
 
-def _valley(v: Any) -> Any:
-    """Lesson 04's 2-D loss."""
-    return 0.1 * v[0] ** 2 + 2.0 * v[1] ** 2
-
-
 @case("kernel-free", "gv.clipping: create; a control move in Chromium", target_s=0.05)
 def clipping_widget() -> list[Row]:
     import engine as eg  # noqa: PLC0415
@@ -418,79 +294,27 @@ def descent_widget() -> list[Row]:
     )
     rows += kernel_free_rows(
         "lesson 04, 2-D race: 60 steps × 12 rates × 5 optimizers",
-        lambda: gv.descent(_valley, [-4.0, 1.0], optimizers=names, learning_rate=0.1, steps=60),
+        lambda: gv.descent(valley, [-4.0, 1.0], optimizers=names, learning_rate=0.1, steps=60),
     )
     rows += kernel_free_rows(
         "1,000 steps (the cap; 101 on the slider) × 12 rates × 5 optimizers",
-        lambda: gv.descent(_valley, [-4.0, 1.0], optimizers=names, learning_rate=0.1, steps=1000),
+        lambda: gv.descent(valley, [-4.0, 1.0], optimizers=names, learning_rate=0.1, steps=1000),
     )
     return rows
-
-
-def _recorded(steps: int = 200) -> Any:
-    """A recorder filled by training a small 3-layer MLP (lesson 07-sized statistics)."""
-    import engine as eg  # noqa: PLC0415
-    import gradviz as gv  # noqa: PLC0415
-
-    rng = np.random.default_rng(0)
-    shapes = [("dense_1", 8, 32), ("dense_2", 32, 32), ("dense_3", 32, 1)]
-    vs = []
-    for name, i, o in shapes:
-        kernel = (rng.normal(size=(i, o)) / np.sqrt(i)).astype(np.float32)
-        vs.append(eg.Variable(kernel, name=f"{name}/kernel"))
-        vs.append(eg.Variable(np.zeros(o, np.float32), name=f"{name}/bias"))
-    x = eg.constant(rng.normal(size=(64, 8)).astype(np.float32))
-    y = eg.constant(rng.normal(size=(64, 1)).astype(np.float32))
-
-    def loss() -> Any:
-        h = x
-        for k in range(0, len(vs), 2):
-            h = h @ vs[k] + vs[k + 1]
-            if k < len(vs) - 2:
-                h = eg.tanh(h)
-        return eg.mean((h - y) ** 2)
-
-    opt = eg.optimizers.Adam(0.01)
-    rec = gv.Recorder()
-    record_times = []
-    for step in range(steps):
-        pairs = opt.compute_gradients(loss, vs)
-        opt.apply_gradients(pairs)
-        t0 = time.perf_counter()
-        rec.record(step, loss=loss(), grads_and_vars=pairs)
-        record_times.append(time.perf_counter() - t0)
-    return rec, statistics.median(record_times)
-
-
-def _lesson_recorder(shapes: dict[str, tuple[int, ...]], steps: int) -> Any:
-    """A recorder with the statistics a lesson's run leaves: ``shapes`` (variable name → shape),
-    ``steps`` steps of random gradients and updates (what gv.flow draws, without the training)."""
-    import engine as eg  # noqa: PLC0415
-    import gradviz as gv  # noqa: PLC0415
-
-    rng = np.random.default_rng(0)
-    vs = [eg.Variable(rng.normal(size=s).astype(np.float32), name=n) for n, s in shapes.items()]
-    rec = gv.Recorder()
-    for step in range(steps):
-        grads = [(0.01 * rng.standard_normal(size=v.shape)).astype(np.float32) for v in vs]
-        for g, v in zip(grads, vs):
-            v.assign_sub(g)
-        rec.record(step, loss=float(rng.random()), grads_and_vars=list(zip(grads, vs)))
-    return rec
 
 
 @case("kernel-free", "gv.Recorder and gv.flow: record; create; a control move in Chromium", target_s=0.05)
 def flow_widget() -> list[Row]:
     import gradviz as gv  # noqa: PLC0415
 
-    rec, per_record = _recorded(200)
+    rec, per_record = recorded_mlp(200)
     rows = [("rec.record(step, loss, 6 (grad, var) pairs)", per_record, "per training step")]
     rows += kernel_free_rows("gv.flow, 3 layers × 200 steps", lambda: gv.flow(rec))
-    small, _ = _recorded(20)
+    small, _ = recorded_mlp(20)
     rows += kernel_free_rows("gv.flow, 3 layers × 20 steps", lambda: gv.flow(small))
-    lesson_06 = _lesson_recorder({"W1": (4, 8), "b1": (8,), "W2": (8, 1), "b2": (1,)}, 60)
+    lesson_06 = lesson_recorder({"W1": (4, 8), "b1": (8,), "W2": (8, 1), "b2": (1,)}, 60)
     rows += kernel_free_rows("gv.flow, lesson 06: 4 variables × 60 steps", lambda: gv.flow(lesson_06))
-    lesson_07 = _lesson_recorder({  # lesson 07's CNN (dense_1's kernel 256 × 1024: statistics only)
+    lesson_07 = lesson_recorder({  # lesson 07's CNN (dense_1's kernel 256 × 1024: statistics only)
         "conv2d_1/kernel": (5, 5, 1, 32), "conv2d_1/bias": (32,), "conv2d_2/kernel": (5, 5, 32, 64),
         "conv2d_2/bias": (64,), "dense_1/kernel": (256, 1024), "dense_1/bias": (1024,),
         "dense_2/kernel": (1024, 10), "dense_2/bias": (10,)}, 232)

@@ -19,7 +19,7 @@ from gradviz.render import graphviz as render
 from gradviz.render.dot import MAX_DRAWN_NODES, to_dot
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from widgets_bench import deep_mlp, long_chain  # noqa: E402
+from widget_models import deep_mlp, long_chain  # noqa: E402
 
 
 def boxes(svg: str) -> int:

@@ -1,5 +1,5 @@
-"""Small readable modules: no module of the engine, of gradviz or of the lessons (their self-checks,
-lessons/_checks/) is over 400 lines (developers' guide)."""
+"""Small readable modules: no module of the engine, of gradviz, of the lessons (their self-checks,
+lessons/_checks/), of the benchmarks or of the tools is over 400 lines (developers' guide)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 LIMIT = 400
 MODULES = sorted(
-    p for pkg in ("engine", "gradviz", "lessons") for ext in ("*.py", "*.js") for p in (ROOT / pkg).rglob(ext)
+    p for pkg in ("engine", "gradviz", "lessons", "bench", "tools") for ext in ("*.py", "*.js") for p in (ROOT / pkg).rglob(ext)
     if not any(part.startswith(".") for part in p.relative_to(ROOT).parts)  # .ipynb_checkpoints
 )
 
