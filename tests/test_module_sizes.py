@@ -10,7 +10,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 LIMIT = 400
 MODULES = sorted(
-    p for pkg in ("engine", "gradviz", "lessons", "bench", "tools") for ext in ("*.py", "*.js") for p in (ROOT / pkg).rglob(ext)
+    p
+    for pkg in ("engine", "gradviz", "lessons", "bench", "tools")
+    for ext in ("*.py", "*.js")
+    for p in (ROOT / pkg).rglob(ext)
     if not any(part.startswith(".") for part in p.relative_to(ROOT).parts)  # .ipynb_checkpoints
 )
 
