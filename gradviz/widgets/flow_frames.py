@@ -19,12 +19,20 @@ __all__ = ["draw_lines", "flow_frames", "LINES"]
 LINES = "lines"  # the layer (and SVG slot) of the line panel
 
 
+def short_name(name: str, width: int = 28) -> str:
+    """A legend label: ``name``, or its last ``width - 1`` characters after an ellipsis.
+
+    >>> short_name("model/dense_1/kernel", width=10)
+    '…_1/kernel'
+    """
+    return name if len(name) <= width else "…" + name[-(width - 1):]
+
+
 def draw_lines(view: Any, ax: Any, old: list[Any] | None = None) -> list[Any]:
     """Draw ``view.stat`` of each layer over the steps on ``ax`` (y scale, guide, title, legend),
     replacing the artists ``old`` of an earlier call. Returns what the ``stat`` control changes, in
     drawing order: the y axis (with its grid), the lines, the guide, the title, the legend."""
     from gradviz.render.plot import log_axis, palette, wants_log  # noqa: PLC0415
-    from gradviz.widgets.flow_view import _short  # noqa: PLC0415
 
     for artist in old or []:
         if artist is not ax.yaxis and artist is not ax.title:
@@ -34,7 +42,7 @@ def draw_lines(view: Any, ax: Any, old: list[Any] | None = None) -> list[Any]:
     lines = view._summary(view.stat)[2]
     series = view._colors(len(names))
     ax.set_yscale("linear")  # the default locator and formatter again
-    drawn = [ax.plot(steps, lines[:, j], color=series[j], lw=1.4, label=_short(name))[0]
+    drawn = [ax.plot(steps, lines[:, j], color=series[j], lw=1.4, label=short_name(name))[0]
              for j, name in enumerate(names)]
     ax.relim()  # the limits of these lines (and not of the ones removed)
     if view.log and wants_log(lines, span=10.0):

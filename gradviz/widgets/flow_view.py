@@ -39,7 +39,7 @@ import traitlets
 from gradviz.model.flow_stats import RATIO_GUIDE, STATS, summarise
 from gradviz.model.recorder import Recorder
 from gradviz.render.edges import edge_attributes, edge_magnitudes
-from gradviz.widgets.flow_frames import draw_lines, flow_frames
+from gradviz.widgets.flow_frames import draw_lines, flow_frames, short_name
 from gradviz.widgets.plot_widget import PlotWidget
 
 __all__ = ["flow", "FlowView", "summarise", "edge_magnitudes", "edge_attributes", "STATS"]
@@ -195,7 +195,7 @@ class FlowView(PlotWidget):
         moving: list[Any] = []
         art: dict[str, Any] = {}
         y = np.arange(len(names))[::-1]
-        short = [_short(n) for n in names]
+        short = [short_name(n) for n in names]
         label_room = 0.1 + 0.011 * max(len(s) for s in short)  # for the bars' labels, in axes widths
         if many:
             outer = fig.add_gridspec(1, 2, width_ratios=[1.6, 2.0], wspace=label_room)
@@ -315,10 +315,6 @@ class FlowView(PlotWidget):
         return (f"<div style='font-size:12px'>{note}<b>step {steps[k]}</b>"
                 "<style>.gv-fl td,.gv-fl th{padding:1px 8px;text-align:right}</style>"
                 f"<table class='gv-fl'>{head}{''.join(rows)}</table></div>")
-
-
-def _short(name: str, width: int = 28) -> str:
-    return name if len(name) <= width else "…" + name[-(width - 1):]
 
 
 def flow_graph(target: Any, tape: Any = None, names: Any = None, theme: str = "auto") -> Any:
