@@ -15,8 +15,7 @@ import numpy as np
 
 from . import backend, tracing
 from .backend import Device
-from .dtypes import as_dtype, is_floating, to_array
-from .dtypes import check_castable as _check_castable
+from .dtypes import as_dtype, check_castable, is_floating, to_array
 
 __all__ = ["Tensor", "constant", "convert_to_tensor", "as_dtype", "is_floating"]
 
@@ -30,11 +29,6 @@ def _note_host_read(t: Tensor, how: str) -> None:
     """A value leaves the engine: recording tapes keep how (`GradientTape.host_read`)."""
     if _recording is not None and _recording.anywhere:
         _recording.note_host_read(t, how)
-
-
-def _default_array(value: Any, op: str = "constant") -> Any:
-    """A user's value as a new array with TensorFlow's default dtypes (see `engine.dtypes.to_array`)."""
-    return to_array(value, op)
 
 
 class Tensor:
@@ -256,7 +250,7 @@ def constant(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
         t = value.to(dev) if value._device is not dev else value
         data = t._data
         if target is not None and data.dtype != target:
-            _check_castable(data, target, "constant")
+            check_castable(data, target, "constant")
             with backend.device_of_array(data).activate():
                 data = data.astype(target)
     else:
