@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -32,7 +31,6 @@ class Tracer:
     """Records one trace. Used by `engine.function`; the engine's hooks call its ``on_*`` methods."""
 
     def __init__(self, allow_new_variables: bool = True, function_name: str = "f"):
-        self.thread = threading.get_ident()
         self.nodes: list[Node] = []
         self.node_of: dict[int, Node] = {}  # tensor id (never reused) → the node computing it
         self.names: set[str] = set()
@@ -103,17 +101,12 @@ class Tracer:
             node = self._add("Const", "Const", "const", t, value=t._data)
         return node
 
-    def mine(self) -> bool:
-        return threading.get_ident() == self.thread
-
     def add_input(self, name: str, t: Any) -> Node:
         return self._add(name, "Placeholder", "input", t)
 
     # ---- hooks the engine calls -------------------------------------------------------------------
     def on_op(self, prim: Any, inputs: Any, y: Any, params: dict) -> None:
         """A primitive ran (`primitive.apply`)."""
-        if not self.mine():
-            return
         ins = [self.node_for(t) for t in inputs]
         xp = y._device.xp
         fn = functools.partial(prim.forward, xp, **params)
@@ -122,8 +115,6 @@ class Tracer:
 
     def on_read(self, var: Any, snapshot: Any) -> Node:
         """A Variable was read: the node named after it (later reads: ``<name>/read``)."""
-        if not self.mine():
-            return None  # type: ignore[return-value]
         key = var._uid
         first = key not in self.variables
         base = (var.name or "Variable") if first else f"{var.name or 'Variable'}/read"
@@ -138,8 +129,6 @@ class Tracer:
     def on_assign(self, var: Any, op: str, value: Any) -> None:
         """``var.assign(value)`` (or ``assign_add``, ``assign_sub``) is about to run: ``value`` is a
         Tensor or an array."""
-        if not self.mine():
-            return
         self.save(var, "_data")
         if isinstance(value, Tensor):
             src = self.node_for(value)
@@ -152,14 +141,11 @@ class Tracer:
 
     def on_random(self, op: str, draw: Callable[[], Any], t: Any) -> None:
         """A random tensor was drawn: the node draws again on every run."""
-        if self.mine():
-            self._add(op, op, "random", t, fn=draw)
+        self._add(op, op, "random", t, fn=draw)
 
     def on_optimizer_step(self, opt: Any, pairs: list[tuple[Any, Any]]) -> None:
         """``opt.apply_gradients(pairs)`` is about to update: one node counting the step, one update
         per variable (its slots are part of the update)."""
-        if not self.mine():
-            return
         self.save(opt, "_iterations")
         for _, var in pairs:
             self.save(var, "_data")
@@ -182,7 +168,7 @@ class Tracer:
                     self.last_write[slot._uid] = node
 
     def on_new_variable(self, var_name: str | None) -> None:
-        if self.mine() and not self.allow_new_variables:
+        if not self.allow_new_variables:
             raise ValueError(
                 f"eg.function {self.function_name!r} created a Variable ({var_name or 'unnamed'}) on a "
                 "later trace. Variables may be created only on the first call of a traced function "
@@ -202,7 +188,7 @@ class Tracer:
 
     def check_value(self, t: Any, what: str) -> None:
         """Raise the clear error for ``bool(t)``, ``t.numpy()``... on a tensor that is part of the graph."""
-        if not self.mine() or not (t._is_variable or t._uid in self.node_of):
+        if not (t._is_variable or t._uid in self.node_of):
             return
         node = self.node_of.get(t._uid)
         if node is not None and node.kind == "const":
@@ -223,8 +209,6 @@ class Tracer:
 
     def symbolic_repr(self, t: Any) -> str | None:
         """``print(t)`` inside a traced function: the graph tensor's name, no value."""
-        if not self.mine():
-            return None
         node = self.node_of.get(t._uid)
         if node is None or node.kind == "const":
             return None
