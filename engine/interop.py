@@ -98,13 +98,7 @@ def _watching_tape(tensors: list[Tensor]) -> Any:
     """A tape of this thread that is recording and watches (or would auto-watch) one of ``tensors``."""
     if not _rec.anywhere:
         return None
-    for tape in _rec.active_tapes():
-        if not tape._recording:
-            continue
-        for t in tensors:
-            if t._uid in tape._watched or (t._is_variable and t._trainable and tape._watch_accessed):
-                return tape
-    return None
+    return next((tape for t in tensors for tape in _rec.watchers(t)), None)
 
 
 def _what(t: Tensor) -> str:

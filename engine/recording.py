@@ -92,14 +92,19 @@ def record(prim: Any, inputs: tuple[Any, ...], output: Any, params: dict) -> Non
                     break
 
 
+def watchers(t: Any) -> list[Any]:
+    """This thread's recording tapes that watch ``t``, or would watch it when it is read (a trainable
+    Variable under a tape that watches accessed variables)."""
+    return [tape for tape in getattr(_local, "tapes", ()) if tape._recording and (
+        t._uid in tape._watched or (t._is_variable and t._trainable and tape._watch_accessed))]
+
+
 def note_host_read(t: Any, how: str) -> None:
-    """``t``'s value left the engine (``how``: ".numpy()", "np.asarray()", ".item()"): each recording
-    tape of this thread that watches it, or would watch it (a trainable Variable), keeps how, for
-    `GradientTape.host_read` (why a gradient is None). Called only when `anywhere` is non-zero."""
-    for tape in getattr(_local, "tapes", ()):
-        if tape._recording and (t._uid in tape._watched or (
-                t._is_variable and t._trainable and tape._watch_accessed)):
-            tape._host_reads.setdefault(t._uid, how)
+    """``t``'s value left the engine (``how``: ".numpy()", "np.asarray()", ".item()"): each of its
+    `watchers` keeps how, for `GradientTape.host_read` (why a gradient is None). Called only when
+    `anywhere` is non-zero."""
+    for tape in watchers(t):
+        tape._host_reads.setdefault(t._uid, how)
 
 
 def record_read(prim: Any, var: Any, snapshot: Any) -> None:
