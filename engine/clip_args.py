@@ -44,8 +44,14 @@ def _like(value: Any, ref: Tensor, op: str, what: str) -> Tensor:
     return weak_like(value, ref, op)
 
 
-def _host(t: Tensor) -> np.ndarray:
-    return np.asarray(t.numpy())
+def _host(t: Any) -> np.ndarray:
+    """A tensor's (or CuPy array's) values on the host, read as engine code reads them: not through
+    ``.numpy()``, which would tell a recording tape the value left it (`GradientTape.host_read`)."""
+    if isinstance(t, Tensor):
+        if tracing.ACTIVE and (tracer := tracing.current()) is not None:
+            tracer.check_value(t, "clip_norm")  # a traced tensor has no value: TracingError
+        t = t._data
+    return np.asarray(backend.to_host(t))
 
 
 def _host_value(value: Any, converted: Tensor | None, dtype: Any) -> np.ndarray | None:

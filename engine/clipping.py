@@ -21,10 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from . import backend
+from . import backend, checks
 from . import ops as F
 from .clip_args import _checked_clip_norm, _host_value, _like, _refuse_non_finite
-from .ops.reduction import _axes as _reduction_axes
 from .scaled_norm import global_parts, norm_scale, real_like, scaled_l2
 from .tensor import Tensor, convert_to_tensor, is_floating
 
@@ -59,15 +58,6 @@ def _no_enlarging(t: Tensor, others: Sequence[Tensor], op: str, names: str) -> N
             f"tensor of shape {t.shape} to a different shape; they must be scalars or broadcast to "
             f"{t.shape} without enlarging it."
         )
-
-
-def _clip_axes(axes: Any, ndim: int, op: str) -> tuple[int, ...]:
-    """``axes`` as sorted non-negative ints (the reductions' own rule), or a clear error."""
-    if isinstance(axes, bool) or not (isinstance(axes, int | np.integer) or (
-            isinstance(axes, tuple) and all(isinstance(a, int | np.integer) and not isinstance(a, bool)
-                                            for a in axes))):
-        raise TypeError(f"{op}: axes must be None, an int or a tuple of ints, got {axes!r}.")
-    return _reduction_axes(int(axes) if isinstance(axes, int | np.integer) else axes, ndim, op)
 
 
 def _check_list(t_list: Any, op: str) -> list[Any]:
@@ -143,10 +133,7 @@ def clip_by_norm(t: Any, clip_norm: Any, axes: int | Sequence[int] | None = None
     complex_t = t.dtype.kind == "c"
     c = _checked_clip_norm(clip_norm, real_like(t) if complex_t else t, op)  # complex t: a real bound
     _no_enlarging(t, (c,), op, "clip_norm")
-    if isinstance(axes, list):
-        axes = tuple(axes)
-    if axes is not None:
-        axes = _clip_axes(axes, t.ndim, op)
+    axes = checks.axes(axes, t.ndim, op)
     # TensorFlow's t·c / max(||t||, c), with ||t|| = m·r and u = t/m (no huge or tiny intermediate):
     # t itself where ||t|| < c, that is r < k = c/m; else u·c / max(r, k) (r >= 1 there, so finite).
     m, u, r = scaled_l2(t, axes, floor=c)

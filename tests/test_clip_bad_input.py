@@ -234,3 +234,13 @@ def test_tensor_thresholds_inside_eg_function():
     assert clip.trace_count == glob.trace_count == bound.trace_count == 1
     with pytest.raises(ValueError, match="^clip_by_norm: clip_norm must be >= 0"):
         eg.function(lambda t: eg.clip_by_norm(t, -1.0))(t)
+
+
+def test_checking_a_tensor_threshold_is_not_a_host_read():
+    """The check reads the threshold as engine code does: a tape does not hear that its value left
+    (gv.explain_none would then blame a .numpy() the user never wrote)."""
+    x, v = eg.Variable([3.0, 4.0]), eg.Variable(2.0)
+    with eg.GradientTape() as tape:
+        y = eg.sum(eg.clip_by_norm(x, v))
+    assert tape.host_read(v) is None and tape.host_read(x) is None
+    assert tape.gradient(y, v) is not None

@@ -25,8 +25,6 @@ def _shift_forward(xp: Any, x: Any, axis: int | tuple[int, ...] | None) -> Any:
     return xp.where(xp.isfinite(m), m, 0).astype(x.dtype)
 
 
-# An op without a gradient (a constant for tapes), so that a traced graph computes it from each
-# call's input instead of freezing the first call's value (and `apply` runs it on x's device).
 def _floats(x: Any, op: str) -> Tensor:
     """``x`` as a floating tensor, checked here so that errors name ``op`` (not exp or sum inside it)."""
     x = convert_to_tensor(x)
@@ -43,6 +41,8 @@ def _one_axis(x: Tensor, axis: Any, op: str) -> int:
     return checks.axis(axis, x.ndim, op)
 
 
+# An op without a gradient (a constant for tapes), so that a traced graph computes it from each
+# call's input instead of freezing the first call's value (and `apply` runs it on x's device).
 _shift = Primitive("logsumexp_shift", _shift_forward, vjps=None,
                    doc="max(x) over axis (kept), infinities replaced by 0: the shift that keeps exp finite.")
 
