@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import traitlets
 
-from gradviz.model.checks import expect_numbers, wrong_type
+from gradviz.model.checks import expect_callable, expect_numbers, wrong_type
 from gradviz.model.descent_runs import (
     Trajectory,
     factories,
@@ -55,8 +55,7 @@ class DescentTrace(DescentPlots, PlotWidget):
         import engine as eg
 
         super().__init__(theme)
-        if not callable(f):
-            raise TypeError(f"descent: f must be a function of one Variable, got {type(f).__name__}.")
+        expect_callable("gv.descent", "f", f, "Pass a function of one Variable that returns the loss.")
         expect_numbers("gv.descent", "start", start)
         self.steps = _check_steps(steps)
         self._rate_anchor = _check_rate(learning_rate)

@@ -1,5 +1,5 @@
 // gradviz's kernel-free front end: controls that switch between frames computed in Python.
-// A plain ES module for anywidget (no build step); gradviz.widgets.base.esm_source puts zoom_view.js in
+// A plain ES module for anywidget (no build step); gradviz.widgets.esm.esm_source puts zoom_view.js in
 // front of it (a graph picture zooms and pans). The model holds everything the controls explore:
 //   controls: [{name, kind: "slider"|"dropdown"|"checkbox", label, labels, play, note}]
 //   index:    {control name: the chosen position} (synced back to Python when a kernel is there)

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import traitlets
 
-from gradviz.model.checks import expect_numbers
+from gradviz.model.checks import expect_callable, expect_numbers
 from gradviz.render.theme import css_color
 from gradviz.widgets.plot_widget import PlotWidget
 
@@ -77,8 +77,7 @@ class GradientCheck(PlotWidget):
         import engine as eg
 
         super().__init__(theme)
-        if not callable(f):
-            raise TypeError(f"check_gradients: f must be a function, got {type(f).__name__}.")
+        expect_callable("gv.check_gradients", "f", f)
         if not args:
             raise ValueError("check_gradients: give the inputs to check at: check_gradients(f, x, y).")
         self.names = _names(f, len(args))

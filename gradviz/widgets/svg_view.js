@@ -1,5 +1,5 @@
 // gradviz's front end for graph pictures: an SVG on the left, a details panel on the right.
-// A plain ES module for anywidget (no build step); gradviz.widgets.base.esm_source puts zoom_view.js
+// A plain ES module for anywidget (no build step); gradviz.widgets.esm.esm_source puts zoom_view.js
 // (`zoomable`, `ZOOM_STYLE`) in front of it. Clicking a node or cluster sets `selected`; the panel shows
 // `panel` (HTML written by Python, every user string already escaped) followed by `info[selected]`
 // (likewise), so clicking works in a static page with no kernel too. Wide graphs stay legible: see

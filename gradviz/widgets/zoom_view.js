@@ -1,5 +1,5 @@
 // Zoom and pan for graph pictures, shared by svg_view.js (gv.graph) and frames_view.js (gv.backprop's
-// graph): gradviz.widgets.base.esm_source puts this file in front of theirs (anywidget loads one module).
+// graph): gradviz.widgets.esm.esm_source puts this file in front of theirs (anywidget loads one module).
 // A picture starts at the width of its view, but never below a zoom where its text is readable (then
 // drag it, or scroll, to pan); − / + (or ctrl + wheel, a pinch) zoom around the pointer, "fit" shows
 // it all, "1:1" its natural size. The view's root gets data-gv-zoom-level; the buttons data-gv-zoom.
