@@ -73,12 +73,12 @@ def style_axes(ax: Any, theme: str | None = None) -> None:
 
 
 def plain_texts(fig: Any) -> Any:
-    """``fig`` with every text shown as written: matplotlib's math text ("$...$") off for all its texts
-    (titles, tick labels, legends, notes), so a name such as ``w$1$`` or ``a_b^{c}`` is drawn as it is
-    and cannot break the drawing. gradviz's own labels use no math text. Every render site calls this
-    (`png_bytes`, `svg_text`, `Blitter`, the graph PNG renderer, ``Recorder.plot``;
-    `gradviz.render.svg_layers.artists_svg` does the same for the artists it draws), so no label
-    needs escaping where it is made. Returns ``fig``.
+    """``fig`` (or any artist) with every text shown as written: matplotlib's math text ("$...$") off
+    for all its texts (titles, tick labels, legends, notes), so a name such as ``w$1$`` or ``a_b^{c}``
+    is drawn as it is and cannot break the drawing. gradviz's own labels use no math text. Every render
+    site calls this (`png_bytes`, `svg_text`, `Blitter`, the graph PNG renderer, ``Recorder.plot``,
+    `gradviz.render.svg_layers.artists_svg` for the artists it draws), so no label needs escaping
+    where it is made. Returns ``fig``.
 
     >>> fig = new_figure((2, 1))
     >>> t = fig.text(0.1, 0.5, "cost $w$ and \\\\alpha_{1}")

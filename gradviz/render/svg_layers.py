@@ -82,11 +82,11 @@ def artists_svg(fig: Any, artists: Sequence[Any]) -> str:
     import io  # noqa: PLC0415
 
     from matplotlib.backends.backend_svg import RendererSVG  # noqa: PLC0415
-    from matplotlib.text import Text  # noqa: PLC0415
 
-    for artist in artists:  # `plain_texts` for the drawn artists only (the whole figure's walk is slow)
-        for text in artist.findobj(Text):
-            text.set_parse_math(False)
+    from gradviz.render.plot import plain_texts  # noqa: PLC0415
+
+    for artist in artists:  # the drawn artists only (walking the whole figure is slow)
+        plain_texts(artist)
     buffer = io.StringIO()
     dpi = fig.dpi
     width, height = fig.get_size_inches()
