@@ -88,5 +88,5 @@ def test_tape_inspector_panel_is_bounded(row):
     view = gv.tape(tape)
     view.select(row)
     html = view.row_details
-    assert "(8, 28, 28, 1)" in html or "(784, 32)" in html
+    assert "(784, 32)" in html  # both first rows involve the kernel: its summary, not its 25,088 values
     assert len(visible_text(html)) <= 3 * VISIBLE_LIMIT

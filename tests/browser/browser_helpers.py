@@ -187,3 +187,23 @@ def render_esm(page: Any, source: str, state: dict[str, Any], width: str | None 
     """Render the anywidget front end ``source`` (`gradviz.widgets.esm.esm_source`) into the page with
     the widget state ``state`` (JSON-able) on a fake model (``window.__model``): no kernel behind it."""
     page.evaluate(_FAKE_MODEL, [source, state, width])
+
+
+def luminance(rgb: list[float]) -> float:
+    """WCAG relative luminance of an sRGB colour (0–255 channels; an alpha entry is ignored)."""
+
+    def channel(c: float) -> float:
+        c /= 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (channel(c) for c in rgb[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(fg: list[float], bg: list[float]) -> float:
+    """WCAG contrast ratio of ``fg`` drawn on ``bg`` (1 … 21); an ``fg`` with alpha is blended first."""
+    if len(fg) > 3:
+        a = fg[3]
+        fg = [fg[k] * a + bg[k] * (1 - a) for k in range(3)]
+    hi, lo = sorted([luminance(fg), luminance(bg)], reverse=True)
+    return (hi + 0.05) / (lo + 0.05)

@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 import pytest
-from browser_helpers import render_esm
+from browser_helpers import contrast, luminance, render_esm
 
 import engine as eg
 import gradviz as gv
@@ -88,18 +88,6 @@ def test_a_wide_graph_starts_readable_and_pans_and_zooms(page):
     assert errors == []
 
 
-def luminance(rgb: list[float]) -> float:
-    def channel(c: float) -> float:
-        c /= 255
-        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
-
-    r, g, b = (channel(c) for c in rgb[:3])
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b
-
-
-def contrast(a: list[float], b: list[float]) -> float:
-    hi, lo = sorted([luminance(a), luminance(b)], reverse=True)
-    return (hi + 0.05) / (lo + 0.05)
 
 
 # Each label's colour against the fill of the shape behind it (its node's), or the page's background.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import nbformat
 import pytest
-from browser_helpers import SCREENSHOTS, assert_no_errors, open_notebook, run_all
+from browser_helpers import SCREENSHOTS, assert_no_errors, contrast, luminance, open_notebook, run_all
 
 pytestmark = pytest.mark.browser
 
@@ -87,22 +87,6 @@ NODE_FILLS = """(root) => [...root.querySelectorAll('g.node polygon, g.node path
   .map((f) => (f.match(/[\\d.]+/g) || []).slice(0, 3).map(Number))"""
 
 
-def luminance(c: list[float]) -> float:
-    def channel(v: float) -> float:
-        v /= 255
-        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
-
-    return 0.2126 * channel(c[0]) + 0.7152 * channel(c[1]) + 0.0722 * channel(c[2])
-
-
-def blend(fg: list[float], bg: list[float]) -> list[float]:
-    a = fg[3]
-    return [fg[k] * a + bg[k] * (1 - a) for k in range(3)]
-
-
-def contrast(fg: list[float], bg: list[float]) -> float:
-    hi, lo = sorted([luminance(blend(fg, bg)), luminance(bg)], reverse=True)
-    return (hi + 0.05) / (lo + 0.05)
 
 
 def set_theme(page, name: str, light: bool) -> None:
