@@ -1,9 +1,10 @@
-"""W6 widgets: how long gradviz takes to draw, and how fast each widget answers a slider move.
+"""W6 widgets: how long gradviz takes to draw, how big its state is, and how fast each widget answers.
 
 Prints one table: graph render time for 50 / 200 / 500-node graphs (the renderer chain, cache
-cleared), and per widget the creation time and the kernel-side time of one slider / click callback
-(what a student waits for; the browser's own drawing is not included). Targets: a 500-node graph
-under 1 s, every callback under 100 ms, every widget created under 1 s on a lesson-sized graph.
+cleared), big graphs folded (boxes, SVG size), per widget the creation time (every frame a
+kernel-free widget's controls explore is computed then), its state and notebook output size, and a
+control move timed in headless Chromium (`widget_browser.browser_moves`: no kernel round trip).
+Targets: a 500-node graph under 1 s, a control move under 50 ms.
 
 Cases live in a registry: add one with ``@case("group", "name")`` on a function returning a list of
 ``(label, seconds, note)`` rows. Run: ``uv run python bench/widgets_bench.py [substring ...]``.
