@@ -3,23 +3,12 @@ control moved, each move timed (bench/widgets_bench.py's "a control move" rows).
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
-_HARNESS = """async ([source, state]) => {
-  const listeners = {};
-  const model = {
-    get: (k) => state[k],
-    set: (k, v) => { state[k] = v; (listeners["change:" + k] || []).forEach((f) => f()); },
-    on: (name, f) => { (listeners[name] = listeners[name] || []).push(f); },
-    save_changes: () => {},
-  };
-  const mod = await import(URL.createObjectURL(new Blob([source], { type: "text/javascript" })));
-  const el = document.createElement("div");
-  document.body.append(el);
-  mod.default.render({ model, el });
-}"""
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "browser"))
+from browser_helpers import render_esm  # noqa: E402  (the browser tests' fake anywidget model)
 
 # Each move: set the control, fire its event (the widget redraws synchronously), force layout.
 _MOVES = """(rounds) => {
@@ -64,7 +53,7 @@ def browser_moves(widget: Any, rounds: int = 20) -> tuple[float, float, int]:
         browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"], headless=True)
         page = browser.new_page()
         page.set_content("<!DOCTYPE html><html><body></body></html>")
-        page.evaluate(_HARNESS, [source, state])
+        render_esm(page, source, state)
         median, slowest, count = page.evaluate(_MOVES, rounds)
         browser.close()
     return median / 1000, slowest / 1000, count
