@@ -15,7 +15,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-__all__ = ["integer", "axis", "axes", "shape", "count"]
+__all__ = ["integer", "axis", "axes", "shape", "count", "floating"]
 
 
 def integer(value: Any, what: str, op: str) -> int:
@@ -102,6 +102,20 @@ def count(value: Any, what: str, op: str, minimum: int = 0) -> int:
     if n < minimum:
         raise ValueError(f"{op}: {what} must be >= {minimum}, got {n}.")
     return n
+
+
+def floating(dtype: Any, shape: tuple[int, ...], op: str) -> None:
+    """Refuse a non-floating tensor (by its ``dtype`` and ``shape``) where only floats make sense.
+
+    >>> import numpy as np
+    >>> floating(np.dtype("int32"), (2,), "exp")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    TypeError: exp: expected a floating-point tensor, got int32 (shape (2,)). Convert first: ...
+    """
+    if dtype.kind not in "fc":
+        raise TypeError(f"{op}: expected a floating-point tensor, got {dtype} (shape {shape}). "
+                        "Convert first: eg.cast(x, 'float32').")
 
 
 def _is_int(value: Any) -> bool:

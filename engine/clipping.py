@@ -25,7 +25,7 @@ from . import backend, checks
 from . import ops as F
 from .clip_args import _checked_clip_norm, _host_value, _like, _refuse_non_finite
 from .scaled_norm import global_parts, norm_scale, real_like, scaled_l2
-from .tensor import Tensor, convert_to_tensor, is_floating
+from .tensor import Tensor, convert_to_tensor
 
 __all__ = ["clip_by_value", "clip_by_norm", "global_norm", "clip_by_global_norm", "norm"]
 
@@ -36,14 +36,6 @@ def _as_tensor(t: Any, op: str) -> Tensor:
     if t is None:
         raise ValueError(f"{op}: got None instead of a tensor.")
     return t if isinstance(t, Tensor) else convert_to_tensor(t)
-
-
-def _require_float(t: Tensor, op: str) -> None:
-    if not is_floating(t.dtype):
-        raise TypeError(
-            f"{op}: expected a floating-point tensor, got {t.dtype} (shape {t.shape}). Norms need float "
-            f"or complex values (as in TensorFlow); convert first: eg.cast(t, 'float32')."
-        )
 
 
 def _no_enlarging(t: Tensor, others: Sequence[Tensor], op: str, names: str) -> None:
@@ -129,7 +121,7 @@ def clip_by_norm(t: Any, clip_norm: Any, axes: int | Sequence[int] | None = None
     """
     op = "clip_by_norm"
     t = _as_tensor(t, op)
-    _require_float(t, op)
+    checks.floating(t.dtype, t.shape, op)
     complex_t = t.dtype.kind == "c"
     c = _checked_clip_norm(clip_norm, real_like(t) if complex_t else t, op)  # complex t: a real bound
     _no_enlarging(t, (c,), op, "clip_norm")
@@ -168,7 +160,7 @@ def global_norm(t_list: Sequence[Any]) -> Tensor:
 def _float_list(t_list: Any, op: str) -> list[Tensor]:
     values = [_as_tensor(t, op) for t in _check_list(t_list, op) if t is not None]
     for v in values:
-        _require_float(v, op)
+        checks.floating(v.dtype, v.shape, op)
     dtypes = {v.dtype for v in values}
     if len(dtypes) > 1:
         raise TypeError(
@@ -219,7 +211,7 @@ def clip_by_global_norm(t_list: Sequence[Any], clip_norm: Any,
             scale, use_norm = F.ones((), dtype="float32"), F.zeros((), dtype="float32")
     else:
         use_norm = _as_tensor(use_norm, op)
-        _require_float(use_norm, op)
+        checks.floating(use_norm.dtype, use_norm.shape, op)
         c = _checked_clip_norm(clip_norm, use_norm, op)
         with np.errstate(divide="ignore", invalid="ignore"):
             scale_for_finite = c * F.minimum(1.0 / use_norm, 1.0 / c)
@@ -230,7 +222,7 @@ def clip_by_global_norm(t_list: Sequence[Any], clip_norm: Any,
             clipped.append(None)
             continue
         t = _as_tensor(t, op)
-        _require_float(t, op)
+        checks.floating(t.dtype, t.shape, op)
         clipped.append(t * (scale if scale.dtype == t.dtype else F.cast(scale, t.dtype)))
     return clipped, use_norm
 
@@ -303,7 +295,7 @@ def norm(t: Any, ord: Any = "euclidean", axis: int | Sequence[int] | None = None
             and (ord > 0) and not math.isnan(ord))
         if not ok:
             raise ValueError(f"{op}: ord must be a supported vector norm ({_VECTOR_ORDS}), got {ord!r}.")
-    _require_float(t, op)
+    checks.floating(t.dtype, t.shape, op)
 
     if ord in ("euclidean", "fro") or (not matrix and ord == 2):
         m, _, r = scaled_l2(t, axes)

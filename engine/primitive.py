@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from . import backend, tracing
+from . import backend, checks, tracing
 from . import recording as _rec
 from .dtypes import check_scalar, to_array, weak_array, weak_scalar
 from .tensor import Tensor, _uids
@@ -306,8 +306,7 @@ def _raise_kind(prim: Primitive, x: Tensor) -> None:
         raise TypeError(f"{prim.name}: complex numbers have no order (got {x.dtype}, shape {x.shape}); "
                         "compare their magnitudes instead: eg.abs(x).")
     if prim.float_only:
-        raise TypeError(f"{prim.name}: expected a floating-point tensor, got {x.dtype} (shape {x.shape}). "
-                        "Convert first: eg.cast(x, 'float32').")
+        checks.floating(x.dtype, x.shape, prim.name)
     raise TypeError(f"{prim.name}: bool tensors do no arithmetic (got a bool tensor of shape {x.shape}), "
                     "as in TensorFlow. Cast first: eg.cast(x, 'int32') or eg.cast(x, 'float32'); "
                     "logical ops (&, |, ^, ~) work on bool tensors.")

@@ -22,7 +22,7 @@ from .. import checks
 from .. import ops as F
 from .. import random as _random
 from ..primitive import Primitive
-from ..tensor import Tensor, convert_to_tensor, is_floating
+from ..tensor import Tensor, convert_to_tensor
 
 __all__ = ["dropout"]
 
@@ -50,8 +50,7 @@ def dropout(x: Any, rate: float, training: bool = True, seed: int | None = None,
     if isinstance(rate, bool) or not isinstance(rate, int | float) or math.isnan(rate) or not 0 <= rate < 1:
         raise ValueError(f"dropout: rate must be a number in [0, 1), got {rate!r} (it is the fraction "
                          "dropped, not kept).")
-    if not is_floating(x.dtype):
-        raise TypeError(f"dropout: expected a floating-point tensor, got {x.dtype}. Cast it first.")
+    checks.floating(x.dtype, x.shape, "dropout")
     if not training or rate == 0:
         return x
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):

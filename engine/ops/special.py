@@ -28,9 +28,7 @@ def _shift_forward(xp: Any, x: Any, axis: int | tuple[int, ...] | None) -> Any:
 def _floats(x: Any, op: str) -> Tensor:
     """``x`` as a floating tensor, checked here so that errors name ``op`` (not exp or sum inside it)."""
     x = convert_to_tensor(x)
-    if x.dtype.kind not in "fc":
-        raise TypeError(f"{op}: expected a floating-point tensor, got {x.dtype} (shape {x.shape}). "
-                        "Convert first: eg.cast(x, 'float32').")
+    checks.floating(x.dtype, x.shape, op)
     return x
 
 
