@@ -15,7 +15,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-__all__ = ["integer", "axis", "axes", "shape", "count", "floating"]
+__all__ = ["integer", "axis", "axes", "shape", "count", "floating", "seed"]
 
 
 def integer(value: Any, what: str, op: str) -> int:
@@ -116,6 +116,16 @@ def floating(dtype: Any, shape: tuple[int, ...], op: str) -> None:
     if dtype.kind not in "fc":
         raise TypeError(f"{op}: expected a floating-point tensor, got {dtype} (shape {shape}). "
                         "Convert first: eg.cast(x, 'float32').")
+
+
+def seed(value: Any, op: str) -> None:
+    """Refuse a seed that is neither None nor an int (a float, a bool, a string).
+
+    >>> seed(3, "normal"), seed(None, "normal")
+    (None, None)
+    """
+    if value is not None and (isinstance(value, bool) or not _is_int(value)):
+        raise TypeError(f"{op}: seed must be an int or None, got {type(value).__name__} {value!r:.40}.")
 
 
 def _is_int(value: Any) -> bool:

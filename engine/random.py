@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from . import backend, tracing
+from . import backend, checks, tracing
 from .creation import _shape, numeric_dtype
 from .tensor import Tensor
 
@@ -73,8 +73,7 @@ def _check(op: str, dtype: Any, seed: Any, **numbers: Any) -> np.dtype:
     if dt.kind != "f":
         raise TypeError(f"{op}: dtype must be floating (float16/32/64), got {dt}. Sample floats, then "
                         f"convert: eg.cast(eg.random.{op}(...), '{dt}').")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
-        raise TypeError(f"{op}: seed must be an int or None, got {type(seed).__name__} {seed!r:.40}.")
+    checks.seed(seed, op)
     for name, value in numbers.items():
         if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
             raise TypeError(f"{op}: {name} must be a number, got {type(value).__name__} {value!r:.40}.")

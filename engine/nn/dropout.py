@@ -53,8 +53,7 @@ def dropout(x: Any, rate: float, training: bool = True, seed: int | None = None,
     checks.floating(x.dtype, x.shape, "dropout")
     if not training or rate == 0:
         return x
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
-        raise TypeError(f"dropout: seed must be an int or None, got {type(seed).__name__} {seed!r:.40}.")
+    checks.seed(seed, "dropout")
     shape = x.shape if noise_shape is None else checks.shape(noise_shape, "dropout", "noise_shape")
     if len(shape) > x.ndim or any(n not in (1, m) for n, m in zip(shape[::-1], x.shape[::-1], strict=False)):
         raise ValueError(f"dropout: noise_shape {shape} does not broadcast to x's shape {x.shape}: aligned "
