@@ -11,7 +11,11 @@ tracing. Variables are captured by reference: their current values are read, and
 (an optimizer step) on every call. Random ops draw new values on every call. Inside ``f`` a tensor has
 no fixed value: ``bool(t)``, ``t.numpy()`` and ``t.item()`` raise `engine.tracing.TracingError`; use
 ``eg.where`` for choices, or pass Python values as arguments (each new value traces again).
-Called while a `GradientTape` outside it records, the function runs eagerly so the tape sees its ops.
+Arguments are bound to ``f``'s parameters first (defaults filled in), so ``f(a, b)`` and ``f(x=a, y=b)``
+are one trace; NumPy arrays are copied on the way in, as eager ops copy them. Results may be any nest
+(list, tuple, dict, namedtuple) of tensors, Variables (returned themselves, by reference), ``None`` and
+Python values. Called while a `GradientTape` outside it records, the function runs eagerly so the tape
+sees its ops.
 A function that keeps tracing (its 6th trace, `RETRACE_WARNING`) warns with a `RetracingWarning` that
 names the argument whose signature changed, because replaying is the point and each trace is slow.
 
@@ -32,6 +36,7 @@ tracing
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import warnings
@@ -44,6 +49,7 @@ import numpy as np
 from . import backend, nest, tracing
 from . import random as _random
 from . import recording as _rec
+from .dtypes import to_array
 from .graph import Graph, Node
 from .replay import Plan
 from .tensor import Tensor
@@ -100,41 +106,49 @@ class Function:
         self.name = name or getattr(python_function, "__name__", "function")
         self._traces: dict[Any, _Concrete] = {}
         self.trace_count = 0
+        self._instances: dict[int, tuple[Any, Function]] = {}  # id(obj) → (weakref, bound Function)
         try:
-            params = list(inspect.signature(python_function).parameters.values())
+            self._sig: inspect.Signature | None = inspect.signature(python_function)
         except (TypeError, ValueError):
-            params = []
-        self._positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        self._varargs = next((p.name for p in params if p.kind == p.VAR_POSITIONAL), "arg")
+            self._sig = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if tracing.current() is not None or _outer_tape_records():
             return self.python_function(*args, **kwargs)  # inlined into an outer trace / seen by the tape
+        arguments = self._bind(args, kwargs)
         leaves: list[Any] = []
-        key = _signature(args, kwargs, leaves)
+        key = _signature(arguments, leaves)
         concrete = self._traces.get(key)
         if concrete is None:
             if self.trace_count == RETRACE_WARNING:
                 warnings.warn(self._retracing_message(key), RetracingWarning, stacklevel=2)
-            return self._trace(key, args, kwargs, leaves, keep_effects=True)[1]
+            return self._trace(key, arguments, leaves, keep_effects=True)[1]
         return concrete.call(leaves)
+
+    def _bind(self, args: tuple, kwargs: dict) -> dict[str, Any]:
+        """The arguments by parameter name, defaults filled in: ``f(a, y=b)`` is ``{"x": a, "y": b}``."""
+        if self._sig is None:  # a callable without a signature: its arguments as given
+            return {"*args": args, "**kwargs": kwargs}
+        try:
+            bound = self._sig.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"eg.function {self.name!r}: {exc}") from None
+        bound.apply_defaults()
+        return dict(bound.arguments)
+
+    def _run_python(self, arguments: dict[str, Any]) -> Any:
+        """Call ``f`` with the (bound) ``arguments``."""
+        if self._sig is None:
+            return self.python_function(*arguments["*args"], **arguments["**kwargs"])
+        bound = inspect.BoundArguments(self._sig, arguments)  # type: ignore[arg-type]
+        return self.python_function(*bound.args, **bound.kwargs)
 
     def _retracing_message(self, key: Any) -> str:
         """Which argument's part of the signature differs from the last trace's, and what to do."""
-        last = next(reversed(self._traces))
-        (_, old_args), (_, old_kwargs), old_device = last
-        (_, new_args), (_, new_kwargs), new_device = key
-        changed = []
-        for i, (old, new) in enumerate(zip(old_args, new_args)):
-            if old != new:
-                name = self._positional[i] if i < len(self._positional) else self._varargs
-                changed.append(_describe_change(name, old, new))
-        old_kw, new_kw = dict(old_kwargs), dict(new_kwargs)
-        for name in sorted(set(old_kw) | set(new_kw)):
-            if old_kw.get(name) != new_kw.get(name):
-                changed.append(_describe_change(name, old_kw.get(name), new_kw.get(name)))
-        if len(old_args) != len(new_args):
-            changed.append(f"the number of positional arguments ({len(old_args)} → {len(new_args)})")
+        (old_args, old_device), (new_args, new_device) = next(reversed(self._traces)), key
+        old, new = dict(old_args), dict(new_args)
+        changed = [_describe_change(name, old.get(name), new.get(name))
+                   for name in list(dict.fromkeys([*old, *new])) if old.get(name) != new.get(name)]
         if old_device != new_device:
             changed.append(f"the current device ({old_device} → {new_device})")
         what = "; ".join(changed) or "the signature"
@@ -147,129 +161,220 @@ class Function:
         )
 
     def get_graph(self, *args: Any, **kwargs: Any) -> Graph:
-        """The graph for this signature, tracing it if needed (undoing the trace's Variable updates and
-        random draws, so that asking for the graph neither takes a training step nor changes the numbers
-        later random ops draw)."""
+        """The graph for this signature, tracing it if needed. Asking has no effect on the program:
+        the trace's Variable updates are undone and its random ops draw from copies of their
+        generators (initial weights of layers built by the trace are drawn as on a real call)."""
+        arguments = self._bind(args, kwargs)
         leaves: list[Any] = []
-        key = _signature(args, kwargs, leaves)
+        key = _signature(arguments, leaves)
         concrete = self._traces.get(key)
         if concrete is None:
-            concrete = self._trace(key, args, kwargs, leaves, keep_effects=False)[0]
+            concrete = self._trace(key, arguments, leaves, keep_effects=False)[0]
         return concrete.graph
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        """As a method (``@eg.function`` in a class body): one traced function per instance."""
+        """As a method (``@eg.function`` in a class body): one traced function per instance, which
+        holds the instance weakly (the method does not keep it alive)."""
         if obj is None:
             return self
-        cache = self.__dict__.setdefault("_bound", {})
-        bound = cache.get(id(obj))
-        if bound is None or bound[0]() is not obj:
-            method = Function(self.python_function.__get__(obj, objtype), name=self.name)
-            cache[id(obj)] = bound = (weakref.ref(obj), method)
-        return bound[1]
+        entry = self._instances.get(id(obj))
+        if entry is not None and entry[0]() is obj:
+            return entry[1]
+        try:
+            ref = weakref.ref(obj, functools.partial(_forget, self._instances, id(obj)))
+        except TypeError:  # no weak references (__slots__ without __weakref__): a plain bound method
+            return Function(self.python_function.__get__(obj, objtype), name=self.name)
+        method = Function(_WeakMethod(self.python_function, ref, objtype), name=self.name)
+        self._instances[id(obj)] = (ref, method)
+        return method
 
     @property
     def graphs(self) -> list[Graph]:
         """Every graph traced so far, oldest first."""
         return [c.graph for c in self._traces.values()]
 
-    def _trace(self, key: Any, args: Any, kwargs: Any, leaves: list[Any], keep_effects: bool):
-        tracer = Tracer(allow_new_variables=self.trace_count == 0, function_name=self.name)
-        names = self._leaf_names(args, kwargs)
-        placeholders = iter([_placeholder(tracer, n, leaf) for n, leaf in zip(names, leaves)])
-        args2, kwargs2 = _replace_leaves((args, kwargs), placeholders)
+    def _trace(self, key: Any, arguments: dict[str, Any], leaves: list[Any], keep_effects: bool):
+        tracer = Tracer(allow_new_variables=self.trace_count == 0, function_name=self.name,
+                        dry=not keep_effects)
+        names: list[str] = []
+        _signature(arguments, [], names)
+        placeholders = iter([_placeholder(tracer, n, leaf, self.name) for n, leaf in zip(names, leaves)])
+        arguments2 = {k: _replace_leaves(v, placeholders) for k, v in arguments.items()}
         inputs = list(tracer.nodes)
-        saved = tracer.saved
-        random_state = _random._get_state()
         try:
-            with tracing.active(tracer):
-                result = self.python_function(*args2, **kwargs2)
+            with tracing.active(tracer), (contextlib.nullcontext() if keep_effects else _random._seed_kept()):
+                result = self._run_python(arguments2)
                 flat = nest.flatten(result)
-                out_nodes = [tracer.node_for(t) if isinstance(t, Tensor) else None for t in flat]
+                out_nodes = [_output_node(tracer, leaf, self.name) for leaf in flat]
         finally:
-            if not keep_effects:  # get_graph: undo the trace's assignments and random draws
-                for obj, attr, value in reversed(saved):
+            if not keep_effects:  # get_graph: undo the trace's assignments and optimizer steps
+                for obj, attr, value in reversed(tracer.saved):
                     setattr(obj, attr, value)
-                _random._set_state(random_state)
         template = nest.pack_like(result, [n.output if n is not None else leaf
                                            for n, leaf in zip(out_nodes, flat)])
         graph = Graph(f"{self.name}_{self.trace_count}" if self.trace_count else self.name,
                       tracer.nodes, inputs, template, tracer.variables)
-        concrete = _Concrete(graph, inputs, result, flat, out_nodes)
+        concrete = _Concrete(graph, inputs, result, flat, out_nodes, tracer)
         self._traces[key] = concrete
         self.trace_count += 1
         return concrete, result
 
-    def _leaf_names(self, args: Any, kwargs: Any) -> list[str]:
-        names = []
-        for i, a in enumerate(args):
-            base = self._positional[i] if i < len(self._positional) else self._varargs
-            names += [base] * _count_leaves(a)
-        for k, v in kwargs.items():
-            names += [k] * _count_leaves(v)
-        return names
-
     def __repr__(self) -> str:
         return f"<eg.function {self.name!r} traces={self.trace_count}>"
+
+
+class _WeakMethod:
+    """``f`` bound to an instance held by a weak reference: a method traced per instance."""
+
+    def __init__(self, f: Callable, ref: weakref.ref, objtype: Any):
+        self.f, self.ref = f, ref
+        self.__name__ = getattr(f, "__name__", "method")
+        self.__signature__ = inspect.signature(f.__get__(ref(), objtype))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        obj = self.ref()
+        if obj is None:
+            raise ReferenceError(f"eg.function {self.__name__!r}: its instance no longer exists.")
+        return self.f(obj, *args, **kwargs)
+
+
+def _forget(instances: dict, key: int, ref: weakref.ref) -> None:
+    """An instance died: drop its traced method (unless the id already belongs to a newer one)."""
+    entry = instances.get(key)
+    if entry is not None and entry[0] is ref:
+        del instances[key]
 
 
 class _Concrete:
     """One signature's graph and the plan a call runs: every output, every assignment."""
 
     def __init__(self, graph: Graph, inputs: list[Node], result: Any, flat: list[Any],
-                 out_nodes: list[Node | None]):
+                 out_nodes: list[Node | None], tracer: Tracer):
         self.graph = graph
         fetch = [n for n in out_nodes if n is not None]
         effects = [n for n in graph.nodes if n.stateful]
         self.plan = Plan(graph.nodes, fetch, inputs, effects)
         self.devices = [backend.get_device(n.device) for n in fetch]
-        self.constants = [None if n is not None else leaf for n, leaf in zip(out_nodes, flat)]
+        self.fetched = [n is not None for n in out_nodes]
+        self.kept = [None if n is not None else leaf for n, leaf in zip(out_nodes, flat)]
         self.structure = nest.pack_like(result, [None] * len(flat))
         devs = {n.device for n in inputs} or {n.device for n in fetch}
         dev = backend.get_device(devs.pop()) if len(devs) == 1 else backend.CPU
         self.activate = dev.activate if dev.kind == "gpu" else None  # CuPy runs on its current device
+        # A graph with shape checks (x[mask]) can stop part-way: what its writes change is put back then.
+        guarded = any(n.kind == "op" and n.primitive.shape_depends_on_values(n.params) for n in self.plan.ops)
+        self.state = _written_state(effects, tracer.optimizers) if guarded else None
 
     def call(self, leaves: list[Any]) -> Any:
-        arrays = [t._data if isinstance(t, Tensor) else t for t in leaves]
-        if self.activate is None:
-            values = self.plan.run(arrays)
-        else:
-            with self.activate():
+        arrays = [t._data if isinstance(t, Tensor) else to_array(t, "eg.function") for t in leaves]
+        before = [(obj, attr, getattr(obj, attr)) for obj, attr in self.state] if self.state else None
+        try:
+            if self.activate is None:
                 values = self.plan.run(arrays)
-        it = iter(values)
-        devs = iter(self.devices)
-        flat = [Tensor._make(next(it), next(devs)) if c is None else c for c in self.constants]
+            else:
+                with self.activate():
+                    values = self.plan.run(arrays)
+        except tracing.TracingError:
+            for obj, attr, value in before or ():
+                setattr(obj, attr, value)
+            raise
+        it, devs = iter(values), iter(self.devices)
+        flat = [Tensor._make(next(it), next(devs)) if fetched else _fresh(kept)
+                for fetched, kept in zip(self.fetched, self.kept)]
         return nest.pack_like(self.structure, flat)
+
+
+def _written_state(effects: list[Node], optimizers: list[Any]) -> list[tuple[Any, str]]:
+    """The (object, attribute) pairs a run's writes change: Variables, optimizer counts and slots."""
+    state = [(n.variable, "_data") for n in effects if n.variable is not None]
+    for opt in optimizers:
+        state.append((opt, "_iterations"))
+        state += [(slot, "_data") for n in effects if n.variable is not None
+                  for slot in opt.slots(n.variable).values()]
+    return state
+
+
+def _fresh(value: Any) -> Any:
+    """A kept result for this call: a NumPy array copied (the caller may change it), anything else as is."""
+    return value.copy() if isinstance(value, np.ndarray) else value
+
+
+def _output_node(tracer: Tracer, leaf: Any, function_name: str) -> Node | None:
+    """The node a returned leaf is fetched from; None for a leaf returned as it is on every call
+    (a Variable, by reference; None; a Python value)."""
+    if isinstance(leaf, Tensor) and not leaf._is_variable:
+        return tracer.node_for(leaf)
+    where = _hidden_tensor(tracer, leaf)
+    if where is not None:
+        raise tracing.TracingError(
+            f"eg.function {function_name!r} returned a {type(leaf).__name__} object that holds a tensor of "
+            f"the graph ({where}), where the trace cannot see it: later calls would return the first "
+            "call's value. Return tensors directly, or in a tuple, list, dict or namedtuple."
+        )
+    return None
+
+
+def _hidden_tensor(tracer: Tracer, value: Any, path: str = "", depth: int = 0) -> str | None:
+    """Where inside ``value`` (an object nest.flatten does not open) a traced tensor hides, or None."""
+    if isinstance(value, Tensor):
+        if value._is_variable:
+            return None
+        node = tracer.node_of.get(value._uid) or tracer.traced_node_of_array(value._data)
+        return (path or "the object") if node is not None and node.kind != "const" else None
+    if depth > 3 or isinstance(value, str | bytes | int | float | complex | np.ndarray | np.generic | type):
+        return None
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, list | tuple | set | frozenset):
+        items = enumerate(value)
+    elif hasattr(value, "__dict__") and not callable(value):
+        items = vars(value).items()
+    else:
+        return None
+    for k, v in items:
+        where = _hidden_tensor(tracer, v, f"{path}.{k}" if isinstance(k, str) else f"{path}[{k!r}]",
+                               depth + 1)
+        if where is not None:
+            return where
+    return None
 
 
 def _outer_tape_records() -> bool:
     return _rec.is_recording()  # a tape of this thread records: run eagerly so that it sees the ops
 
 
-def _signature(value: Any, kwargs: Any, leaves: list[Any]) -> Any:
-    """A hashable key for (args, kwargs); tensor (and array) leaves are appended to ``leaves``."""
-    return (_key(value, leaves), _key(kwargs, leaves), backend.current_device().name)
+def _signature(arguments: dict[str, Any], leaves: list[Any], names: list[str] | None = None) -> Any:
+    """A hashable key for the bound arguments; tensor (and array) leaves are appended to ``leaves``
+    (their parameter names to ``names``)."""
+    key = tuple((name, _key(value, leaves, names, name)) for name, value in arguments.items())
+    return key, backend.current_device().name
 
 
-def _key(v: Any, leaves: list[Any]) -> Any:
+def _key(v: Any, leaves: list[Any], names: list[str] | None, name: str) -> Any:
     if isinstance(v, Tensor):
         if v._is_variable:
             return ("Variable", v._uid)  # captured by reference, like a Variable used from outside
         leaves.append(v)
+        if names is not None:
+            names.append(name)
         return ("Tensor", v._data.shape, v._data.dtype.str, v._device.name)
     if isinstance(v, np.ndarray) or type(v).__module__.startswith("cupy"):
         leaves.append(v)  # an array is a tensor argument: the same trace as a tensor like it
+        if names is not None:
+            names.append(name)
         return ("Tensor", v.shape, v.dtype.str, backend.device_of_array(v).name)
     if isinstance(v, dict):
-        return ("dict", tuple((k, _key(x, leaves)) for k, x in v.items()))
+        return ("dict", tuple((k, _key(x, leaves, names, k if name == "**kwargs" else name))
+                              for k, x in v.items()))
     if isinstance(v, list | tuple):
-        return (type(v).__name__, tuple(_key(x, leaves) for x in v))
+        return (type(v).__name__, tuple(_key(x, leaves, names, name) for x in v))
     try:
         hash(v)
     except TypeError:
         raise TypeError(
-            f"eg.function: an argument of type {type(v).__name__} is neither a tensor nor hashable, so "
-            "it cannot be part of a trace's signature. Pass tensors, arrays, or hashable Python values."
+            f"eg.function: the argument {name!r} of type {type(v).__name__} is neither a tensor nor "
+            "hashable, so it cannot be part of a trace's signature. Pass tensors, arrays, or hashable "
+            "Python values."
         ) from None
     return (type(v).__name__, v)
 
@@ -287,21 +392,11 @@ def _describe_change(name: str, old: Any, new: Any) -> str:
     return f"{name!r} ({old[0]} → {new[0]})" if old[0] != new[0] else f"{name!r} (its contents)"
 
 
-def _count_leaves(v: Any) -> int:
-    return len(_signature_leaves(v))
-
-
-def _signature_leaves(v: Any) -> list[Any]:
-    leaves: list[Any] = []
-    _key(v, leaves)
-    return leaves
-
-
-def _placeholder(tracer: Tracer, name: str, leaf: Any) -> Tensor:
+def _placeholder(tracer: Tracer, name: str, leaf: Any, function_name: str) -> Tensor:
     if isinstance(leaf, Tensor):
         t = Tensor._make(leaf._data, leaf._device)
-    else:
-        t = Tensor._make(leaf, backend.device_of_array(leaf))
+    else:  # an array argument: copied, as an eager op copies it
+        t = Tensor._make(to_array(leaf, f"eg.function {function_name!r}"), backend.device_of_array(leaf))
     tracer.add_input(name, t)
     return t
 
@@ -319,4 +414,3 @@ def _replace_leaves(v: Any, new: Any) -> Any:
     if isinstance(v, list | tuple):
         return type(v)(_replace_leaves(x, new) for x in v)
     return v
-

@@ -110,6 +110,11 @@ class Primitive:
         """Whether tapes record this op (it has VJPs)."""
         return self.vjps is not None
 
+    def shape_depends_on_values(self, params: dict) -> bool:
+        """Whether the output's shape depends on input values, not only on shapes (``x[mask]``):
+        graph mode checks such an op's shape on every replay. Default: False."""
+        return False
+
     def vjp(self, index: int, g: Tensor, y: Tensor, inputs: Sequence[Tensor], params: dict) -> Tensor | None:
         """The gradient for input ``index``; a single callable serves variadic ops (concat)."""
         rule = self.vjps

@@ -13,7 +13,9 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import copy
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,7 +24,7 @@ from . import backend, checks, tracing
 from .creation import _shape, numeric_dtype
 from .tensor import Tensor
 
-__all__ = ["set_seed", "normal", "uniform", "truncated_normal", "generator", "hashed_uniform"]
+__all__ = ["set_seed", "normal", "uniform", "truncated_normal", "generator", "stream", "hashed_uniform"]
 
 _global_seed: int | None = None
 _rng = np.random.default_rng()
@@ -41,6 +43,22 @@ def set_seed(seed: int | None) -> None:
     global _global_seed, _rng
     _global_seed = seed
     _rng = np.random.default_rng(seed)
+
+
+@contextlib.contextmanager
+def _seed_kept() -> Iterator[None]:
+    """Undo a ``set_seed`` made inside the block (what `Function.get_graph` promises); draws from the
+    generator, such as a layer's initial weights, stay drawn."""
+    seed, rng = _global_seed, _rng
+    try:
+        yield
+    finally:
+        _restore_generator(seed, rng)
+
+
+def _restore_generator(seed: int | None, rng: np.random.Generator) -> None:
+    global _global_seed, _rng
+    _global_seed, _rng = seed, rng
 
 
 def _get_state() -> tuple[Any, ...]:
@@ -63,8 +81,23 @@ def generator(seed: int | None = None) -> np.random.Generator:
     True
     """
     if seed is None:
-        return _rng
+        return stream(_rng)
     return np.random.default_rng(seed if _global_seed is None else (_global_seed, seed))
+
+
+def stream(rng: np.random.Generator) -> np.random.Generator:
+    """``rng``, or a copy of it while `eg.function`'s ``get_graph`` traces: asking for a graph draws
+    nothing from any generator, so later random numbers are as if it had not been asked.
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> stream(rng) is rng                   # not tracing: the generator itself
+    True
+    """
+    tracer = tracing.current()
+    if tracer is not None and tracer.dry:
+        return copy.deepcopy(rng)
+    return rng
 
 
 def _check(op: str, dtype: Any, seed: Any, **numbers: Any) -> np.dtype:

@@ -251,8 +251,11 @@ def constant(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
         data = t._data
         if target is not None and data.dtype != target:
             check_castable(data, target, "constant")
-            with backend.device_of_array(data).activate():
-                data = data.astype(target)
+            if tracing.current() is not None:  # graph mode: the cast is a node (the value stays live)
+                data = _ops.cast(_ops.stop_gradient(t), target)._data
+            else:
+                with backend.device_of_array(data).activate():
+                    data = data.astype(target)
     else:
         data = to_array(value, "constant", target)  # a copy: never the caller's array
     if dev.kind == "gpu":

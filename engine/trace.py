@@ -30,10 +30,12 @@ __all__ = ["Tracer"]
 class Tracer:
     """Records one trace. Used by `engine.function`; the engine's hooks call its ``on_*`` methods."""
 
-    def __init__(self, allow_new_variables: bool = True, function_name: str = "f"):
+    def __init__(self, allow_new_variables: bool = True, function_name: str = "f", dry: bool = False):
         self.nodes: list[Node] = []
         self.node_of: dict[int, Node] = {}  # tensor id (never reused) → the node computing it
         self.names: set[str] = set()
+        self.next_suffix: dict[str, int] = {}  # base name → the next ``_k`` to try (keeps naming linear)
+        self.array_node: dict[int, tuple[Any, Node]] = {}  # id(array) → (array, the node computing it)
         self.scopes: list[str] = []  # full names of the open scopes, innermost last
         self.backward_depth = 0  # > 0 inside tape.gradient
         self.variables: dict[int, Node] = {}  # Variable id → its node (the first read)
@@ -41,6 +43,8 @@ class Tracer:
         self.reads_since: dict[int, list[Node]] = {}  # Variable id → reads since that assignment
         self.allow_new_variables = allow_new_variables
         self.function_name = function_name
+        self.dry = dry  # `Function.get_graph`: random ops draw from copies of their generators
+        self.optimizers: list[Any] = []  # the optimizers whose steps the graph takes
         self.saved: list[tuple[Any, str, Any]] = []  # (object, attribute, value before the trace changed it)
         self._saved_keys: set[tuple[int, str]] = set()
 
@@ -55,10 +59,13 @@ class Tracer:
     # ---- names ------------------------------------------------------------------------------------
     def unique(self, base: str, absolute: bool = False) -> str:
         full = f"{self.scopes[-1]}/{base}" if self.scopes and not absolute else base
-        name, i = full, 0
-        while name in self.names:
+        name, i = full, self.next_suffix.get(full, 0)
+        if i:
+            name = f"{full}_{i}"
+        while name in self.names:  # rare: a name like ``Mul_1`` was also given as a base
             i += 1
             name = f"{full}_{i}"
+        self.next_suffix[full] = i + 1
         self.names.add(name)
         return name
 
@@ -90,7 +97,14 @@ class Tracer:
         self.nodes.append(node)
         if tensor is not None:
             self.node_of[tensor._uid] = node
+            if kind != "const":  # (the array is kept, so that its id is not reused during the trace)
+                self.array_node[id(tensor._data)] = (tensor._data, node)
         return node
+
+    def traced_node_of_array(self, array: Any) -> Node | None:
+        """The node whose value is ``array`` (the same object), if a traced op computed it."""
+        hit = self.array_node.get(id(array))
+        return hit[1] if hit is not None and hit[0] is array else None
 
     def node_for(self, t: Any) -> Node:
         """The node computing tensor ``t``; a new ``Const`` for a tensor made outside the graph."""
@@ -98,7 +112,13 @@ class Tracer:
         if node is None:
             if t._is_variable:
                 return self.node_of[t._read()._uid]  # the read records itself (Variable._read's hook)
-            node = self._add("Const", "Const", "const", t, value=t._data)
+            # A new Tensor around a traced op's array (e.g. eg.constant(t) of a traced t) is that
+            # op's value: freezing it into a Const would replay the first call's value.
+            node = self.traced_node_of_array(t._data)
+            if node is None:
+                node = self._add("Const", "Const", "const", t, value=t._data)
+            else:
+                self.node_of[t._uid] = node
         return node
 
     def add_input(self, name: str, t: Any) -> Node:
@@ -106,12 +126,24 @@ class Tracer:
 
     # ---- hooks the engine calls -------------------------------------------------------------------
     def on_op(self, prim: Any, inputs: Any, y: Any, params: dict) -> None:
-        """A primitive ran (`primitive.apply`)."""
+        """A primitive ran (`primitive.apply`).
+
+        A parameter that holds a traced value (``x[i]`` with a tensor ``i`` passes ``i``'s array in its
+        ``key``) becomes an input of the node, so that a replay uses this call's value, not the trace's.
+        """
         ins = [self.node_for(t) for t in inputs]
         xp = y._device.xp
-        fn = functools.partial(prim.forward, xp, **params)
-        self._add(prim.op_type, prim.op_type, "op", y, inputs=ins, fn=fn, primitive=prim,
-                  params=params)
+        lifted: list[Node] = []
+        params_fn = _lift(params, self, lifted)
+        if lifted:
+            ins += lifted
+            fn: Callable = _with_lifted(prim.forward, xp, len(inputs), params_fn)
+        else:
+            fn = functools.partial(prim.forward, xp, **params)
+        node = self._add(prim.op_type, prim.op_type, "op", y, inputs=ins, fn=fn, primitive=prim,
+                         params=params)
+        if lifted and prim.shape_depends_on_values(params):
+            node.fn = _shape_guard(node.fn, node, self.function_name)
 
     def on_read(self, var: Any, snapshot: Any) -> Node:
         """A Variable was read: the node named after it (later reads: ``<name>/read``)."""
@@ -147,6 +179,8 @@ class Tracer:
         """``opt.apply_gradients(pairs)`` is about to update: one node counting the step, one update
         per variable (its slots are part of the update)."""
         self.save(opt, "_iterations")
+        if opt not in self.optimizers:
+            self.optimizers.append(opt)
         for _, var in pairs:
             self.save(var, "_data")
             for slot in opt._slots_of(var).values():
@@ -253,3 +287,68 @@ def _updater(opt: Any, var: Any) -> Callable[[Any, Any], Any]:
         return var._data
 
     return update
+
+
+class _Slot:
+    """Where a lifted parameter's array goes: the ``index``-th extra input of the node."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int):
+        self.index = index
+
+
+def _lift(value: Any, tracer: Tracer, lifted: list[Node]) -> Any:
+    """``value`` (a parameter, or a tuple/list/dict of them) with each traced array replaced by a
+    `_Slot`, its node appended to ``lifted``; ``value`` itself when it holds none."""
+    if isinstance(value, dict):
+        new = {k: _lift(v, tracer, lifted) for k, v in value.items()}
+        return new if any(new[k] is not value[k] for k in value) else value
+    if isinstance(value, tuple | list):
+        new_items = [_lift(v, tracer, lifted) for v in value]
+        if all(a is b for a, b in zip(new_items, value)):
+            return value
+        return type(value)(new_items)
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        node = tracer.traced_node_of_array(value)
+        if node is not None:
+            lifted.append(node)
+            return _Slot(len(lifted) - 1)
+    return value
+
+
+def _fill(value: Any, arrays: tuple) -> Any:
+    """The inverse of `_lift`: each `_Slot` replaced by this run's array."""
+    if isinstance(value, _Slot):
+        return arrays[value.index]
+    if isinstance(value, dict):
+        return {k: _fill(v, arrays) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return type(value)(_fill(v, arrays) for v in value)
+    return value
+
+
+def _with_lifted(forward: Callable, xp: Any, n_inputs: int, params: dict) -> Callable:
+    """The node's function: the primitive's forward with the lifted parameters filled in per run."""
+    def run(*arrays: Any) -> Any:
+        return forward(xp, *arrays[:n_inputs], **_fill(params, arrays[n_inputs:]))
+
+    return run
+
+
+def _shape_guard(fn: Callable, node: Node, function_name: str) -> Callable:
+    """``fn``, checking that its output has the traced shape: a boolean mask selects as many elements
+    as it has True values, and the graph's later ops were traced for the first call's count."""
+    def guarded(*arrays: Any) -> Any:
+        out = fn(*arrays)
+        if tuple(out.shape) != node.shape:
+            raise tracing.TracingError(
+                f"eg.function {function_name!r}: the boolean mask of {node.name!r} selected shape "
+                f"{tuple(out.shape)} on this call but {node.shape} when the function was traced; the "
+                "graph's later ops (their gradients too) were built for the traced shape. Nothing was "
+                "changed by this call. Keep shapes fixed inside eg.function: eg.where(mask, x, 0.0) keeps "
+                "x's shape (sum it, or divide by eg.sum(eg.cast(mask, x.dtype)) for a mean)."
+            )
+        return out
+
+    return guarded

@@ -47,5 +47,5 @@ class Dropout(Layer):
 
     def _next_seed(self) -> int:
         """The seed of the next mask (drawn when the mask is, so a traced graph draws a new one too)."""
-        rng = self._rng if self._rng is not None else _random.generator()
+        rng = _random.stream(self._rng) if self._rng is not None else _random.generator()
         return int(rng.integers(2**31 - 1))

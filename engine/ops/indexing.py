@@ -59,6 +59,9 @@ _getitem = Primitive(
     rule="∂x = zeros shaped like x with g added at [key] (repeated indices add up)",
     op_type="StridedSlice",
 )
+# x[mask] has as many elements as the mask has True values: a traced graph checks that count per run
+_getitem.shape_depends_on_values = lambda params: any(  # type: ignore[method-assign]
+    _is_array(k) and k.dtype.kind == "b" for k in params["key"])
 
 
 def _is_array(k: Any) -> bool:
@@ -66,15 +69,17 @@ def _is_array(k: Any) -> bool:
 
 
 def _normalize(key: Any, x: Tensor) -> tuple:
-    """``key`` with every index array on ``x``'s device; host arrays bounds-checked before they move."""
+    """``key`` with every index array on ``x``'s device; host arrays bounds-checked before they move.
+    An index tensor is moved by the engine's own op (`Tensor.to`), so a traced graph sees the move and
+    replays it with each call's indices."""
     if not isinstance(key, tuple):
         key = (key,)
     parts: list[Any] = []
+    tensors: dict[int, Tensor] = {}  # position in parts → the index tensor it came from
     for k in key:
         if isinstance(k, Tensor):
-            if k._is_variable:
-                k = k._read()
-            k = k._data
+            tensors[len(parts)] = k._read() if k._is_variable else k
+            k = tensors[len(parts)]._data
         elif isinstance(k, list):
             k = np.asarray(k)
         elif isinstance(k, np.integer):
@@ -86,6 +91,8 @@ def _normalize(key: Any, x: Tensor) -> tuple:
         parts.append(k)
     _check_host_bounds(parts, x.shape)
     dev = x._device
+    for i, t in tensors.items():
+        parts[i] = t.to(dev)._data
     return tuple(backend.transfer(k, dev) if _is_array(k) and backend.device_of_array(k) is not dev else k
                  for k in parts)
 
