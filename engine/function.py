@@ -111,13 +111,15 @@ class Function:
             self._sig: inspect.Signature | None = inspect.signature(python_function)
         except (TypeError, ValueError):
             self._sig = None
+        self._var_keyword = next((p.name for p in self._sig.parameters.values() if p.kind == p.VAR_KEYWORD),
+                                 None) if self._sig is not None else "**kwargs"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if tracing.current() is not None or _outer_tape_records():
             return self.python_function(*args, **kwargs)  # inlined into an outer trace / seen by the tape
         arguments = self._bind(args, kwargs)
         leaves: list[Any] = []
-        key = _signature(arguments, leaves)
+        key = _signature(arguments, leaves, None, self._var_keyword)
         concrete = self._traces.get(key)
         if concrete is None:
             if self.trace_count == RETRACE_WARNING:
@@ -166,7 +168,7 @@ class Function:
         generators (initial weights of layers built by the trace are drawn as on a real call)."""
         arguments = self._bind(args, kwargs)
         leaves: list[Any] = []
-        key = _signature(arguments, leaves)
+        key = _signature(arguments, leaves, None, self._var_keyword)
         concrete = self._traces.get(key)
         if concrete is None:
             concrete = self._trace(key, arguments, leaves, keep_effects=False)[0]
@@ -197,7 +199,7 @@ class Function:
         tracer = Tracer(allow_new_variables=self.trace_count == 0, function_name=self.name,
                         dry=not keep_effects)
         names: list[str] = []
-        _signature(arguments, [], names)
+        _signature(arguments, [], names, self._var_keyword)
         placeholders = iter([_placeholder(tracer, n, leaf, self.name) for n, leaf in zip(names, leaves)])
         arguments2 = {k: _replace_leaves(v, placeholders) for k, v in arguments.items()}
         inputs = list(tracer.nodes)
@@ -256,7 +258,7 @@ class _Concrete:
         self.plan = Plan(graph.nodes, fetch, inputs, effects)
         self.devices = [backend.get_device(n.device) for n in fetch]
         self.fetched = [n is not None for n in out_nodes]
-        self.kept = [None if n is not None else leaf for n, leaf in zip(out_nodes, flat)]
+        self.kept = [None if n is not None else _fresh(leaf) for n, leaf in zip(out_nodes, flat)]
         self.structure = nest.pack_like(result, [None] * len(flat))
         devs = {n.device for n in inputs} or {n.device for n in fetch}
         dev = backend.get_device(devs.pop()) if len(devs) == 1 else backend.CPU
@@ -310,6 +312,7 @@ def _output_node(tracer: Tracer, leaf: Any, function_name: str) -> Node | None:
             f"eg.function {function_name!r} returned a {type(leaf).__name__} object that holds a tensor of "
             f"the graph ({where}), where the trace cannot see it: later calls would return the first "
             "call's value. Return tensors directly, or in a tuple, list, dict or namedtuple."
+            f"{tracing.user_line()}"
         )
     return None
 
@@ -343,14 +346,16 @@ def _outer_tape_records() -> bool:
     return _rec.is_recording()  # a tape of this thread records: run eagerly so that it sees the ops
 
 
-def _signature(arguments: dict[str, Any], leaves: list[Any], names: list[str] | None = None) -> Any:
+def _signature(arguments: dict[str, Any], leaves: list[Any], names: list[str] | None = None,
+               var_keyword: str | None = "**kwargs") -> Any:
     """A hashable key for the bound arguments; tensor (and array) leaves are appended to ``leaves``
-    (their parameter names to ``names``)."""
-    key = tuple((name, _key(value, leaves, names, name)) for name, value in arguments.items())
+    (their parameter names to ``names``: a ``**kwargs`` leaf by its keyword)."""
+    key = tuple((name, _key(value, leaves, names, name, name == var_keyword))
+                for name, value in arguments.items())
     return key, backend.current_device().name
 
 
-def _key(v: Any, leaves: list[Any], names: list[str] | None, name: str) -> Any:
+def _key(v: Any, leaves: list[Any], names: list[str] | None, name: str, by_key: bool = False) -> Any:
     if isinstance(v, Tensor):
         if v._is_variable:
             return ("Variable", v._uid)  # captured by reference, like a Variable used from outside
@@ -364,8 +369,7 @@ def _key(v: Any, leaves: list[Any], names: list[str] | None, name: str) -> Any:
             names.append(name)
         return ("Tensor", v.shape, v.dtype.str, backend.device_of_array(v).name)
     if isinstance(v, dict):
-        return ("dict", tuple((k, _key(x, leaves, names, k if name == "**kwargs" else name))
-                              for k, x in v.items()))
+        return ("dict", tuple((k, _key(x, leaves, names, str(k) if by_key else name)) for k, x in v.items()))
     if isinstance(v, list | tuple):
         return (type(v).__name__, tuple(_key(x, leaves, names, name) for x in v))
     try:

@@ -207,7 +207,7 @@ class Tracer:
                 f"eg.function {self.function_name!r} created a Variable ({var_name or 'unnamed'}) on a "
                 "later trace. Variables may be created only on the first call of a traced function "
                 "(a layer builds its weights there, an optimizer its slots): create them outside the "
-                "function, or make sure the first call creates all of them."
+                f"function, or make sure the first call creates all of them.{tracing.user_line()}"
             )
 
     def _write(self, key: int, base: str, op: str, var: Any, **fields: Any) -> Node:
@@ -238,7 +238,7 @@ class Tracer:
         raise tracing.TracingError(
             f"{what} on {label} while eg.function traces {self.function_name!r}: inside a traced function "
             "tensors have no fixed value; the Python code runs once to record the graph, and later calls "
-            f"replay the graph without running it. {todo}"
+            f"replay the graph without running it. {todo}{tracing.user_line()}"
         )
 
     def symbolic_repr(self, t: Any) -> str | None:
@@ -348,6 +348,7 @@ def _shape_guard(fn: Callable, node: Node, function_name: str) -> Callable:
                 "graph's later ops (their gradients too) were built for the traced shape. Nothing was "
                 "changed by this call. Keep shapes fixed inside eg.function: eg.where(mask, x, 0.0) keeps "
                 "x's shape (sum it, or divide by eg.sum(eg.cast(mask, x.dtype)) for a mean)."
+                f"{tracing.user_line()}"
             )
         return out
 

@@ -22,12 +22,15 @@ outside tracing it does nothing.
 from __future__ import annotations
 
 import contextlib
+import linecache
+import os
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
 
 __all__ = ["ACTIVE", "current", "active", "name_scope", "init_scope", "creating_tracer", "refuse",
-           "TracingError"]
+           "TracingError", "user_line"]
 
 ACTIVE = 0  # how many threads trace right now (the hot paths read only this while it is 0)
 _lock = threading.Lock()
@@ -125,10 +128,31 @@ def creating_tracer() -> Any:
     return paused[-1] if paused else None
 
 
+_ENGINE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_line() -> str:
+    """Where the user's code is: `` At <file>:<line>: <source>`` for the innermost frame outside the
+    engine (and the standard library's context managers), or '' when there is none.
+
+    >>> user_line().startswith(" At ")
+    True
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if not (path.startswith((_ENGINE, "<engine")) or path.endswith(("contextlib.py", "functools.py"))):
+            code = linecache.getline(path, frame.f_lineno).strip()
+            return f" At {path}:{frame.f_lineno}" + (f": {code}" if code else "") + "."
+        frame = frame.f_back
+    return ""
+
+
 def refuse(what: str, instead: str) -> None:
     """Raise `TracingError` while tracing: ``what`` keeps Python state a graph cannot replay."""
     if current() is not None:
         raise TracingError(
             f"{what} cannot run inside eg.function: it keeps its state in Python (counts, sums of "
             f"arrays), which a traced graph would freeze at the first call's values. {instead}"
+            f"{user_line()}"
         )
