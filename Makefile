@@ -55,7 +55,7 @@ LAB_SETTINGS := $(REPO)/binder
 LAB := jupyter lab --ServerApp.root_dir=$(REPO) --LabApp.default_url=$(START_URL) \
 	--LabApp.app_settings_dir=$(LAB_SETTINGS) $(LAB_ARGS)
 
-.PHONY: uv lab test test-fast lint html browser-deps bench bench-gpu reset-lessons clean
+.PHONY: uv lab test test-fast test-fuzz lint html browser-deps bench bench-gpu reset-lessons clean
 
 .tools/bin/uv:
 	$(PYTHON) tools/bootstrap_uv.py $(UV_VERSION) .tools
@@ -76,6 +76,14 @@ test-fast: uv
 	$(SYNC_TEST)
 	@$(REMEMBER_GPU)
 	$(RUN) pytest -m "not browser and not slow"
+
+# The graph-mode equivalence fuzzer (tests/test_function_fuzz.py) with a long budget: 20,000 random
+# programs, each traced and run eagerly over several calls (a few minutes; the suite runs 200).
+FUZZ_EXAMPLES ?= 20000
+test-fuzz: uv
+	$(SYNC_TEST)
+	@$(REMEMBER_GPU)
+	GRADLAB_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(RUN) pytest -p no:cacheprovider tests/test_function_fuzz.py
 
 lint: uv
 	$(SYNC_TEST)

@@ -4,9 +4,9 @@ A `Plan` is what one kind of run executes: ``steps`` is a list of ``(array funct
 output slot, slots to free)``. Running it fills a list of slots (the fed arrays and the graph's
 constants first), calls each function on the arrays in its input slots and drops every intermediate
 right after its last use. There are no Tensors, tapes, dtype or device checks here: tracing did those
-once. `Plan.run_steps` is that loop, written out; `Plan.run` does the same through the steps compiled
-once into one Python function (one local variable per slot, ``del`` after the last use), which saves
-the loop's own bookkeeping: about a third of a small op's cost.
+once. `Plan.run` runs the steps compiled into one Python function (one local variable per slot, ``del``
+after the last use) rather than a loop over the step list indexing a list of slots: that saves the loop's
+own bookkeeping, about a third of a small op's cost. The function is compiled on the first run.
 
 >>> import numpy as np
 >>> from engine.graph import Node
@@ -103,24 +103,14 @@ class Plan:
         self.n_slots = len(template)
         self.template = template
         self.fed_slots = tuple(range(len(fed)))
-        self.run, self.source = _compile(self.steps, template, len(fed), self.fetch_slots)
+        self.run = self._first_run  # `run(arrays)`: the fetched arrays, in order
+        self.source = ""  # the compiled function's source, once it has run
 
-    def run_steps(self, arrays: Sequence[Any]) -> list[Any]:
-        """Execute the steps with ``arrays`` in the fed slots; the fetched arrays, in order (what `run`
-        does, as a plain loop)."""
-        vals = self.template.copy()
-        vals[:len(arrays)] = arrays
-        for fn, ins, out, free in self.steps:
-            n = len(ins)
-            if n == 1:
-                vals[out] = fn(vals[ins[0]])
-            elif n == 2:
-                vals[out] = fn(vals[ins[0]], vals[ins[1]])
-            else:
-                vals[out] = fn(*[vals[i] for i in ins])
-            for s in free:
-                vals[s] = None
-        return [vals[s] for s in self.fetch_slots]
+    def _first_run(self, arrays: Sequence[Any]) -> list[Any]:
+        """Compile the steps (on the first run, so that tracing a graph that is never run, e.g.
+        ``get_graph``, does not pay for it), then run them."""
+        self.run, self.source = _compile(self.steps, self.template, len(self.fed_slots), self.fetch_slots)
+        return self.run(arrays)
 
 
 def _compile(steps: list[tuple], template: list[Any], n_fed: int,
