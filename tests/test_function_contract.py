@@ -297,3 +297,24 @@ def test_tracing_errors_name_the_users_own_line():
     message = str(caught.value)
     assert "test_function_contract.py" in message and "the line the message must show" in message
     assert "eg.where" in message
+
+
+def test_fit_with_a_traced_step_records_the_same_variables_every_step():
+    gv = pytest.importorskip("gradviz")
+    x, y, _, _ = eg.data.load_digits(flatten=True)
+    x, y = x[:96], y[:96]
+    model = eg.layers.Sequential([eg.layers.Dense(10, seed=0)])
+    opt = eg.optimizers.SGD(0.1)
+
+    def train_step(xb, yb):
+        with eg.GradientTape() as tape:
+            logits = model(xb)
+            loss = eg.mean(eg.nn.sparse_softmax_cross_entropy(yb, logits))
+        pairs = list(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        opt.apply_gradients(pairs)
+        return loss, logits, pairs
+
+    rec = gv.Recorder()
+    eg.training.fit(model, x, y, opt, epochs=2, batch_size=32, seed=0, progress=False, plot=False,
+                    step=eg.function(train_step), on_step=rec.record)
+    assert sorted(rec.variable_names) == sorted(v.name for v in model.trainable_variables)
