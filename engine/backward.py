@@ -22,10 +22,10 @@ multiply [3.0, 3.0]
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from . import nest, tracing
+from . import nest
 from . import recording as _rec
 from .creation import ones_like
 from .primitive import REGISTRY, unbroadcast
@@ -94,7 +94,9 @@ def backward_steps(tape: Any, target: Any, sources: Any,
     flat_sources = check_sources(nest.flatten(sources), "backward_steps")
     ids = [s._uid for s in flat_sources if watched is None or s._uid in watched]
     seeds = seed_gradients(nest.flatten(target), output_gradients)
-    return walk(records, seeds, ids, {}, observe=True)
+    steps: list[BackwardStep] = []
+    walk(records, seeds, ids, on_step=steps.append)
+    return iter(steps)
 
 
 def seed_gradients(targets: list[Any], output_gradients: Any) -> list[tuple[Tensor, Tensor]]:
@@ -188,20 +190,17 @@ def _refuse_complex(record: Record, index: int) -> None:
 
 
 def walk(records: Sequence[Record], seeds: list[tuple[Tensor, Tensor]], source_ids: list[int],
-         grads: dict[int, Tensor], observe: bool) -> Iterator[BackwardStep]:
-    """The backward walk over ``records`` (execution order), iterative; fills ``grads`` (tensor id →
-    gradient) for the sources. Yields a `BackwardStep` per visited record when ``observe``; without
-    it, it yields nothing and costs nothing extra (`GradientTape.gradient` runs it that way).
+         on_step: Callable[[BackwardStep], Any] | None = None) -> dict[int, Tensor]:
+    """The backward walk over ``records`` (execution order), iterative: the gradient of each source
+    (tensor id → gradient; a source that received nothing is absent). ``on_step`` is called with a
+    `BackwardStep` per visited record (`backward_steps` passes one; `GradientTape.gradient` does not).
 
     >>> import engine as eg
     >>> x = eg.constant(2.0)
     >>> with eg.GradientTape() as tape:
     ...     tape.watch(x)
     ...     y = x * x
-    >>> grads = {}
-    >>> list(walk(tape.records, [(y, eg.constant(1.0))], [x.id], grads, observe=False))
-    []
-    >>> float(grads[x.id])
+    >>> float(walk(tape.records, [(y, eg.constant(1.0))], [x.id])[x.id])
     4.0
     """
     add = REGISTRY["add"]
@@ -214,14 +213,15 @@ def walk(records: Sequence[Record], seeds: list[tuple[Tensor, Tensor]], source_i
                 break
 
     # 2. Seed the targets, then walk the records backwards, accumulating input gradients.
+    grads: dict[int, Tensor] = {}
     for target, seed in seeds:
         uid = target._uid
         grads[uid] = add(grads[uid], seed) if uid in grads else seed
     keep = set(source_ids)
-    # While no tape records, sums of gradients need not be differentiable: add the arrays directly.
-    # (While eg.function traces, every sum must be an op, so that the graph has it.)
-    tracer = tracing.current()
-    recording = tracer is not None or _rec.is_recording()
+    # While nothing records the walk (no tape, no eg.function trace), sums of gradients need not be
+    # differentiable: add the arrays directly.
+    sums_are_ops = _rec.walk_is_recorded()
+    step_scope = _rec.backward_step_scope()  # graph mode: names each step's ops gradients/<op>_grad/...
     for r in reversed(records):
         out_id = r.output._uid
         if out_id not in depends:
@@ -229,35 +229,31 @@ def walk(records: Sequence[Record], seeds: list[tuple[Tensor, Tensor]], source_i
         g = grads.get(out_id) if out_id in keep else grads.pop(out_id, None)
         if g is None:
             continue
-        if tracer is None:
-            given = _contribute(r, g, grads, depends, recording, observe)
-        else:  # graph mode: this step's ops are named gradients/<op>_grad/...
-            with tracer.grad_scope(r.output):
-                given = _contribute(r, g, grads, depends, recording, observe)
-        if observe:
-            yield BackwardStep(r, (g,), given)
-
-
-def _contribute(r: Record, g: Tensor, grads: dict[int, Tensor], depends: set[int], recording: bool,
-                observe: bool) -> tuple[Tensor | None, ...] | None:
-    """One step: each input of ``r`` (that leads to a source) receives its contribution, added to its
-    gradient. Returns the contributions, one per input, when ``observe``."""
-    given = [] if observe else None
-    for i, x in enumerate(r.inputs):
-        if x._uid not in depends:
-            if observe:
-                given.append(None)
-            continue
-        gi = input_gradient(r, i, g)
-        if observe:
-            given.append(gi)
-        if gi is None:
-            continue
-        prev = grads.get(x._uid)
-        if prev is None:
-            grads[x._uid] = gi
-        elif recording or prev._device.kind == "gpu":  # (GPUs: let `add` make the device current)
-            grads[x._uid] = REGISTRY["add"](prev, gi)
+        if step_scope is None:
+            given = _contributions(r, g, depends)
         else:
-            grads[x._uid] = Tensor._make(prev._data + gi._data, prev._device)
-    return tuple(given) if observe else None
+            with step_scope(r.output):
+                given = _contributions(r, g, depends)
+        for x, gi in zip(r.inputs, given):
+            if gi is not None:
+                _accumulate(grads, x._uid, gi, sums_are_ops)
+        if on_step is not None:
+            on_step(BackwardStep(r, (g,), given))
+    return {i: grads[i] for i in keep if i in grads}
+
+
+def _contributions(r: Record, g: Tensor, depends: set[int]) -> tuple[Tensor | None, ...]:
+    """What each input of ``r`` receives from its upstream gradient ``g`` (None for an input that
+    leads to no source)."""
+    return tuple(None if x._uid not in depends else input_gradient(r, i, g) for i, x in enumerate(r.inputs))
+
+
+def _accumulate(grads: dict[int, Tensor], uid: int, gi: Tensor, sums_are_ops: bool) -> None:
+    """Add the contribution ``gi`` to the gradient of tensor ``uid``."""
+    prev = grads.get(uid)
+    if prev is None:
+        grads[uid] = gi
+    elif sums_are_ops or prev._device.kind == "gpu":  # (GPUs: let `add` make the device current)
+        grads[uid] = REGISTRY["add"](prev, gi)
+    else:
+        grads[uid] = Tensor._make(prev._data + gi._data, prev._device)

@@ -21,6 +21,7 @@ import threading
 from typing import Any
 
 from . import tensor as _tensor
+from . import tracing
 from .record import Record
 
 __all__ = ["active_tapes", "next_op_id"]
@@ -75,6 +76,19 @@ def pop(tape: Any, tapes: list[Any]) -> None:
 def is_recording() -> bool:
     """Whether any tape of this thread records right now (the backward walk's sums must then be ops)."""
     return any(t._recording for t in getattr(_local, "tapes", ()))
+
+
+def walk_is_recorded() -> bool:
+    """Whether the ops of a backward walk are recorded now (a tape of this thread records, or
+    eg.function traces): then the walk's sums of gradients must be ops too."""
+    return tracing.current() is not None or is_recording()
+
+
+def backward_step_scope() -> Any:
+    """Graph mode's name scope for one backward step (``gradients/<forward op>_grad``), a function of
+    the step's forward output; None when this thread does not trace."""
+    tracer = tracing.current()
+    return None if tracer is None else tracer.grad_scope
 
 
 def record(prim: Any, inputs: tuple[Any, ...], output: Any, params: dict) -> None:

@@ -210,21 +210,11 @@ class GradientTape:
                 f"unconnected_gradients must be 'none' or 'zero', got {unconnected!r}."
             )
         _backward.check_sources(sources, "GradientTape.gradient")
-        grads: dict[int, Tensor] = {}
-        with tracing.name_scope("gradients"):  # graph mode names these ops gradients/...
-            tracer = tracing.current()
-            if tracer is not None:
-                tracer.backward_depth += 1
-            try:
-                seeds = _backward.seed_gradients(targets, output_gradients)
-                # Only what this tape watches (or computed from what it watches) has a gradient here.
-                watched = [s._uid for s in sources if s._uid in self._watched]
-                if watched:
-                    for _ in _backward.walk(self._records, seeds, watched, grads, observe=False):
-                        pass  # (nothing is yielded without observe: the loop just runs the walk)
-            finally:
-                if tracer is not None:
-                    tracer.backward_depth -= 1
+        with tracing.gradients_scope():  # graph mode names these ops gradients/...
+            seeds = _backward.seed_gradients(targets, output_gradients)
+            # Only what this tape watches (or computed from what it watches) has a gradient here.
+            watched = [s._uid for s in sources if s._uid in self._watched]
+            grads = _backward.walk(self._records, seeds, watched) if watched else {}
         out: list[Tensor | None] = []
         for s in sources:
             g = grads.get(s._uid) if s._uid in self._watched else None

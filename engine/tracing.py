@@ -29,8 +29,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["ACTIVE", "current", "active", "name_scope", "init_scope", "creating_tracer", "refuse",
-           "TracingError", "user_line"]
+__all__ = ["ACTIVE", "current", "active", "name_scope", "gradients_scope", "init_scope", "creating_tracer",
+           "refuse", "TracingError", "user_line"]
 
 ACTIVE = 0  # how many threads trace right now (the hot paths read only this while it is 0)
 _lock = threading.Lock()
@@ -100,6 +100,18 @@ def name_scope(name: str) -> Iterator[str | None]:
         return
     with tracer.scope(name) as full:
         yield full
+
+
+@contextlib.contextmanager
+def gradients_scope() -> Iterator[None]:
+    """The ops of a ``tape.gradient`` call: named ``gradients/...`` and marked backward while tracing;
+    a no-op otherwise."""
+    tracer = current()
+    if tracer is None:
+        yield
+        return
+    with tracer.scope("gradients", backward=True):
+        yield
 
 
 @contextlib.contextmanager
