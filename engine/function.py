@@ -118,13 +118,12 @@ class Function:
         if tracing.current() is not None or _outer_tape_records():
             return self.python_function(*args, **kwargs)  # inlined into an outer trace / seen by the tape
         arguments = self._bind(args, kwargs)
-        leaves: list[Any] = []
-        key = _signature(arguments, leaves, None, self._var_keyword)
+        key, leaves, names = _signature(arguments, self._var_keyword)
         concrete = self._traces.get(key)
         if concrete is None:
             if self.trace_count == RETRACE_WARNING:
                 warnings.warn(self._retracing_message(key), RetracingWarning, stacklevel=2)
-            return self._trace(key, arguments, leaves, keep_effects=True)[1]
+            return self._trace(key, arguments, leaves, names, keep_effects=True)[1]
         return concrete.call(leaves)
 
     def _bind(self, args: tuple, kwargs: dict) -> dict[str, Any]:
@@ -167,11 +166,10 @@ class Function:
         the trace's Variable updates are undone and its random ops draw from copies of their
         generators (initial weights of layers built by the trace are drawn as on a real call)."""
         arguments = self._bind(args, kwargs)
-        leaves: list[Any] = []
-        key = _signature(arguments, leaves, None, self._var_keyword)
+        key, leaves, names = _signature(arguments, self._var_keyword)
         concrete = self._traces.get(key)
         if concrete is None:
-            concrete = self._trace(key, arguments, leaves, keep_effects=False)[0]
+            concrete = self._trace(key, arguments, leaves, names, keep_effects=False)[0]
         return concrete.graph
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
@@ -195,11 +193,10 @@ class Function:
         """Every graph traced so far, oldest first."""
         return [c.graph for c in self._traces.values()]
 
-    def _trace(self, key: Any, arguments: dict[str, Any], leaves: list[Any], keep_effects: bool):
+    def _trace(self, key: Any, arguments: dict[str, Any], leaves: list[Any], names: list[str],
+               keep_effects: bool):
         tracer = Tracer(allow_new_variables=self.trace_count == 0, function_name=self.name,
                         dry=not keep_effects)
-        names: list[str] = []
-        _signature(arguments, [], names, self._var_keyword)
         placeholders = iter([_placeholder(tracer, n, leaf, self.name) for n, leaf in zip(names, leaves)])
         arguments2 = {k: _replace_leaves(v, placeholders) for k, v in arguments.items()}
         inputs = list(tracer.nodes)
@@ -346,27 +343,26 @@ def _outer_tape_records() -> bool:
     return _rec.is_recording()  # a tape of this thread records: run eagerly so that it sees the ops
 
 
-def _signature(arguments: dict[str, Any], leaves: list[Any], names: list[str] | None = None,
-               var_keyword: str | None = "**kwargs") -> Any:
-    """A hashable key for the bound arguments; tensor (and array) leaves are appended to ``leaves``
-    (their parameter names to ``names``: a ``**kwargs`` leaf by its keyword)."""
+def _signature(arguments: dict[str, Any], var_keyword: str | None) -> tuple[Any, list[Any], list[str]]:
+    """One walk over the bound arguments: a hashable key for them, their tensor (and array) leaves, and
+    each leaf's parameter name (a ``**kwargs`` leaf: its keyword)."""
+    leaves: list[Any] = []
+    names: list[str] = []
     key = tuple((name, _key(value, leaves, names, name, name == var_keyword))
                 for name, value in arguments.items())
-    return key, backend.current_device().name
+    return (key, backend.current_device().name), leaves, names
 
 
-def _key(v: Any, leaves: list[Any], names: list[str] | None, name: str, by_key: bool = False) -> Any:
+def _key(v: Any, leaves: list[Any], names: list[str], name: str, by_key: bool = False) -> Any:
     if isinstance(v, Tensor):
         if v._is_variable:
             return ("Variable", v._uid)  # captured by reference, like a Variable used from outside
         leaves.append(v)
-        if names is not None:
-            names.append(name)
+        names.append(name)
         return ("Tensor", v._data.shape, v._data.dtype.str, v._device.name)
     if isinstance(v, np.ndarray) or type(v).__module__.startswith("cupy"):
         leaves.append(v)  # an array is a tensor argument: the same trace as a tensor like it
-        if names is not None:
-            names.append(name)
+        names.append(name)
         return ("Tensor", v.shape, v.dtype.str, backend.device_of_array(v).name)
     if isinstance(v, dict):
         return ("dict", tuple((k, _key(x, leaves, names, str(k) if by_key else name)) for k, x in v.items()))

@@ -172,11 +172,11 @@ class Graph:
         return self._plan(targets, fed).op_count
 
     # ---- internals ----------------------------------------------------------------------------------
-    def _plan(self, targets: list[Node], fed: list[Node], extra: Sequence[Node] = ()) -> Plan:
-        key = (tuple(map(id, targets)), tuple(map(id, fed)), tuple(map(id, extra)))
+    def _plan(self, targets: list[Node], fed: list[Node]) -> Plan:
+        key = (tuple(map(id, targets)), tuple(map(id, fed)))
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._plans[key] = Plan(self.nodes, targets, fed, extra)
+            plan = self._plans[key] = Plan(self.nodes, targets, fed)
         return plan
 
     def _node(self, name: str) -> Node:

@@ -116,10 +116,14 @@ class Tracer:
             # op's value: freezing it into a Const would replay the first call's value.
             node = self.traced_node_of_array(t._data)
             if node is None:
-                node = self._add("Const", "Const", "const", t, value=t._data)
-            else:
-                self.node_of[t._uid] = node
+                node = self.const(t._data, t.device)
+            self.node_of[t._uid] = node
         return node
+
+    def const(self, array: Any, device: str) -> Node:
+        """A ``Const`` node: a value the trace captured (a Python number, a tensor made outside)."""
+        return self._add("Const", "Const", "const", value=array, shape=tuple(array.shape), dtype=array.dtype,
+                         device=device)
 
     def add_input(self, name: str, t: Any) -> Node:
         return self._add(name, "Placeholder", "input", t)
@@ -162,12 +166,7 @@ class Tracer:
         """``var.assign(value)`` (or ``assign_add``, ``assign_sub``) is about to run: ``value`` is a
         Tensor or an array."""
         self.save(var, "_data")
-        if isinstance(value, Tensor):
-            src = self.node_for(value)
-        else:
-            src = Node(self.unique("Const"), "Const", "const", value=value, shape=tuple(value.shape),
-                       dtype=value.dtype, device=var.device)
-            self.nodes.append(src)
+        src = self.node_for(value) if isinstance(value, Tensor) else self.const(value, var.device)
         name = {"assign": "Assign", "assign_add": "AssignAdd", "assign_sub": "AssignSub"}[op]
         self._write(var._uid, name, name, var, inputs=[src], fn=_assigner(var, op, src.dtype))
 
@@ -189,12 +188,7 @@ class Tracer:
             step = self._write(id(opt), "iterations", "AssignAdd", None, fn=_counter(opt), shape=(2,),
                                dtype=np.dtype(np.float64))
             for g, var in pairs:
-                if isinstance(g, Tensor):
-                    src = self.node_for(g)
-                else:
-                    src = Node(self.unique("Const"), "Const", "const", value=g, shape=tuple(g.shape),
-                               dtype=g.dtype, device=var.device)
-                    self.nodes.append(src)
+                src = self.node_for(g) if isinstance(g, Tensor) else self.const(g, var.device)
                 op = f"Apply{type(opt).__name__}"
                 node = self._write(var._uid, f"update_{var.name or 'variable'}", op, var,
                                    inputs=[src, step], fn=_updater(opt, var))
@@ -255,19 +249,12 @@ def _reader(var: Any) -> Callable[[], Any]:
 
 
 def _assigner(var: Any, op: str, src_dtype: Any) -> Callable[[Any], Any]:
-    cast = src_dtype != var.dtype
-    dtype = var.dtype
+    """A replayed assignment: the value cast to the Variable's dtype (as `Variable._checked` does
+    eagerly), then `Variable._write`."""
+    dtype = var.dtype if src_dtype != var.dtype else None
 
     def assign(value: Any) -> Any:
-        if cast:
-            value = value.astype(dtype)
-        if op == "assign":
-            var._data = value
-        elif op == "assign_add":
-            var._data = var._data + value
-        else:
-            var._data = var._data - value
-        return var._data
+        return var._write(op, value if dtype is None else value.astype(dtype))._data
 
     return assign
 

@@ -109,21 +109,24 @@ class Variable(Tensor):
 
     def assign(self, value: Any) -> Variable:
         """Replace the value (same shape); returns the variable."""
-        self._data = self._checked(value, "assign")
-        return self
+        return self._write("assign", self._checked(value, "assign"))
 
     def assign_add(self, delta: Any) -> Variable:
         """``self += delta``; returns the variable."""
-        delta = self._checked(delta, "assign_add")
-        with self._device.activate():
-            self._data = self._data + delta
-        return self
+        return self._write("assign_add", self._checked(delta, "assign_add"))
 
     def assign_sub(self, delta: Any) -> Variable:
         """``self -= delta``; returns the variable."""
-        delta = self._checked(delta, "assign_sub")
-        with self._device.activate():
-            self._data = self._data - delta
+        return self._write("assign_sub", self._checked(delta, "assign_sub"))
+
+    def _write(self, op: str, data: Any) -> Variable:
+        """Store the checked array ``data`` as ``op`` says ("assign", "assign_add", "assign_sub"): the
+        one place a Variable's value changes, eagerly and when a traced graph replays an assignment."""
+        if op == "assign":
+            self._data = data
+        else:
+            with self._device.activate():
+                self._data = self._data + data if op == "assign_add" else self._data - data
         return self
 
     def _checked(self, value: Any, op: str) -> Any:
