@@ -40,7 +40,7 @@ from .primitive import Primitive, primitives
 from .recording import active_tapes
 from .tape import GradientTape, Record
 from .tensor import Tensor, as_dtype, constant, convert_to_tensor
-from .tracing import TracingError, name_scope
+from .trace import TracingError, name_scope
 from .variable import Variable
 
 float16, float32, float64 = _np.dtype("float16"), _np.dtype("float32"), _np.dtype("float64")

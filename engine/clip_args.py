@@ -15,9 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from . import backend, tracing
+from . import backend
+from . import recording as _rec
 from .primitive import weak_like
 from .tensor import Tensor
+from .trace import TracingError
 
 
 def _like(value: Any, ref: Tensor, op: str, what: str) -> Tensor:
@@ -48,8 +50,8 @@ def _host(t: Any) -> np.ndarray:
     """A tensor's (or CuPy array's) values on the host, read as engine code reads them: not through
     ``.numpy()``, which would tell a recording tape the value left it (`GradientTape.host_read`)."""
     if isinstance(t, Tensor):
-        if tracing.ACTIVE and (tracer := tracing.current()) is not None:
-            tracer.check_value(t, "clip_norm")  # a traced tensor has no value: TracingError
+        if _rec.listening:  # a traced tensor has no value: TracingError
+            _rec.note_host_read(t, "clip_norm", tapes=False)
         t = t._data
     return np.asarray(backend.to_host(t))
 
@@ -62,7 +64,7 @@ def _host_value(value: Any, converted: Tensor | None, dtype: Any) -> np.ndarray 
     if isinstance(value, Tensor) or backend.is_device_array(value):
         try:
             return _host(converted if converted is not None else value)
-        except tracing.TracingError:
+        except TracingError:
             return None
     array = np.asarray(value)
     if array.dtype.kind not in "biufc":

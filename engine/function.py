@@ -9,7 +9,7 @@ without running ``f``'s Python code.
 So Python side effects (``print``, appending to a list, ``eg.random.set_seed``) happen only while
 tracing. Variables are captured by reference: their current values are read, and assignments made
 (an optimizer step) on every call. Random ops draw new values on every call. Inside ``f`` a tensor has
-no fixed value: ``bool(t)``, ``t.numpy()`` and ``t.item()`` raise `engine.tracing.TracingError`; use
+no fixed value: ``bool(t)``, ``t.numpy()`` and ``t.item()`` raise `eg.TracingError`; use
 ``eg.where`` for choices, or pass Python values as arguments (each new value traces again).
 Arguments are bound to ``f``'s parameters first (defaults filled in), so ``f(a, b)`` and ``f(x=a, y=b)``
 are one trace; NumPy arrays are copied on the way in, as eager ops copy them. Results may be any nest
@@ -46,14 +46,14 @@ from typing import Any
 
 import numpy as np
 
-from . import backend, nest, tracing
+from . import backend, nest
 from . import random as _random
 from . import recording as _rec
 from .dtypes import to_array
 from .graph import Graph, Node
 from .replay import Plan
 from .tensor import Tensor
-from .trace import Tracer
+from .trace import Tracer, TracingError, user_line
 
 __all__ = ["function", "Function", "RetracingWarning", "RETRACE_WARNING"]
 
@@ -115,7 +115,7 @@ class Function:
                                  None) if self._sig is not None else "**kwargs"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if tracing.current() is not None or _outer_tape_records():
+        if _rec.tracer() is not None or _outer_tape_records():
             return self.python_function(*args, **kwargs)  # inlined into an outer trace / seen by the tape
         arguments = self._bind(args, kwargs)
         key, leaves, names = _signature(arguments, self._var_keyword)
@@ -201,7 +201,7 @@ class Function:
         arguments2 = {k: _replace_leaves(v, placeholders) for k, v in arguments.items()}
         inputs = list(tracer.nodes)
         try:
-            with tracing.active(tracer), (contextlib.nullcontext() if keep_effects else _random._seed_kept()):
+            with _rec.tracing(tracer), (contextlib.nullcontext() if keep_effects else _random._seed_kept()):
                 result = self._run_python(arguments2)
                 flat = nest.flatten(result)
                 out_nodes = [_output_node(tracer, leaf, self.name) for leaf in flat]
@@ -273,7 +273,7 @@ class _Concrete:
             else:
                 with self.activate():
                     values = self.plan.run(arrays)
-        except tracing.TracingError:
+        except TracingError:
             for obj, attr, value in before or ():
                 setattr(obj, attr, value)
             raise
@@ -305,11 +305,11 @@ def _output_node(tracer: Tracer, leaf: Any, function_name: str) -> Node | None:
         return tracer.node_for(leaf)
     where = _hidden_tensor(tracer, leaf)
     if where is not None:
-        raise tracing.TracingError(
+        raise TracingError(
             f"eg.function {function_name!r} returned a {type(leaf).__name__} object that holds a tensor of "
             f"the graph ({where}), where the trace cannot see it: later calls would return the first "
             "call's value. Return tensors directly, or in a tuple, list, dict or namedtuple."
-            f"{tracing.user_line()}"
+            f"{user_line()}"
         )
     return None
 

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from . import backend, tracing
+from . import backend
 from . import recording as _rec
 from . import tensor as _tensor
 from .tensor import Tensor
@@ -68,8 +68,8 @@ class TapeEscapeWarning(UserWarning):
 
 def host_array(t: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
     """``t``'s value as a host NumPy array (a read-only view on the CPU unless ``copy``); no warning."""
-    if tracing.ACTIVE and (tracer := tracing.current()) is not None:
-        tracer.check_value(t, "np.asarray()")
+    if _rec.listening:  # a traced tensor has no value yet: TracingError
+        _rec.note_host_read(t, "np.asarray()", tapes=False)
     array = backend.to_host(t._data)
     if copy:
         array = np.array(array, copy=True)

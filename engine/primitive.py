@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from . import backend, checks, tracing
+from . import backend, checks
 from . import recording as _rec
 from .dtypes import check_scalar, to_array, weak_array, weak_scalar
 from .tensor import Tensor, _uids
@@ -167,11 +167,8 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Tensor:
 
     y = _new(Tensor)  # Tensor._make, inlined: this line runs for every op
     y._data, y._device, y._uid, y.name = out, dev, next(_uids), None
-    if _rec.anywhere and prim.vjps is not None and out.dtype.kind in "fc":
-        _rec.record(prim, tuple(inputs), y, params)
-    # eg.function traces in this thread: the op becomes a graph node (one global read when none does)
-    if tracing.ACTIVE and (tracer := tracing.current()) is not None:
-        tracer.on_op(prim, inputs, y, params)
+    if _rec.listening:  # a tape records, or eg.function traces (one global read when neither does)
+        _rec.record(prim, inputs, y, params)
     return y
 
 

@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from . import backend, checks, tracing
+from . import backend, checks
+from . import recording as _rec
 from .creation import _shape, numeric_dtype
 from .tensor import Tensor
 
@@ -94,7 +95,7 @@ def stream(rng: np.random.Generator) -> np.random.Generator:
     >>> stream(rng) is rng                   # not tracing: the generator itself
     True
     """
-    tracer = tracing.current()
+    tracer = _rec.tracer()
     if tracer is not None and tracer.dry:
         return copy.deepcopy(rng)
     return rng
@@ -127,7 +128,7 @@ def _draw(op: str, sample: Any, dt: np.dtype) -> Tensor:
         return backend.transfer(data, dev) if dev.kind == "gpu" else data
 
     t = Tensor._make(draw(), dev)
-    if tracing.ACTIVE and (tracer := tracing.current()) is not None:
+    if (tracer := _rec.tracer()) is not None:  # graph mode: a node that draws on every run
         tracer.on_random(op, draw, t)
     return t
 

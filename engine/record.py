@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .tensor import Tensor
+Tensor = Any  # an engine.Tensor (engine.tensor imports engine.recording, which imports this module)
 
 __all__ = ["Record"]
 

@@ -1,9 +1,14 @@
-"""Which tapes are recording: a stack per thread, as in TensorFlow.
+"""Who listens to what the engine does, per thread: gradient tapes, and graph mode's tracer.
 
-A tape records only the ops run by the thread that entered it, so tapes in other threads never see
-each other's ops. `primitive.apply` calls `record` for every differentiable op; its one check on the
-hot path is `anywhere` (how many tapes are active in any thread), so code that uses no tape pays
-nothing for the per-thread lookup.
+This is the one hook between the engine's core and its listeners. `primitive.apply` tells `record`
+about every op, `Variable` tells `record_read` and `record_assign` about reads and assignments, a
+tensor tells `note_host_read` when its value leaves the engine (``.numpy()``, ``.item()``,
+``np.asarray``). The tapes of this thread record what involves a tensor they watch; while
+`eg.function` traces in this thread, its tracer (`engine.trace.Tracer`) turns the same events into
+graph nodes. The hot paths check one number first, `listening` (tapes active in any thread plus
+threads tracing), so code that uses neither pays nothing more.
+
+A tape records only the ops of the thread that entered it, as in TensorFlow; a trace likewise.
 
 >>> import engine as eg
 >>> active_tapes()
@@ -15,20 +20,22 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import itertools
-import sys
 import threading
+from collections.abc import Iterator
 from typing import Any
 
-from . import tensor as _tensor
-from . import tracing
 from .record import Record
 
-__all__ = ["active_tapes", "next_op_id"]
+__all__ = ["active_tapes", "next_op_id", "tracer", "tracing"]
 
-anywhere = 0  # tapes active in any thread (the hot path's only check); changed under _lock
+anywhere = 0  # tapes active in any thread; changed under _lock
+listening = 0  # tapes active in any thread + threads tracing: the hot paths' only check
 _lock = threading.Lock()
-_local = threading.local()  # _local.tapes: this thread's active tapes, outermost first
+# _local.tapes: this thread's active tapes, outermost first; _local.tracer: its tracer (or None);
+# _local.paused: tracers set aside by `paused_tracing` (a layer building its weights)
+_local = threading.local()
 _op_ids = itertools.count(1)
 
 
@@ -50,27 +57,31 @@ def next_op_id() -> int:
     return next(_op_ids)
 
 
+def _count(change: int, tapes: bool) -> None:
+    global anywhere, listening
+    with _lock:
+        listening += change
+        if tapes:
+            anywhere += change
+
+
 def push(tape: Any) -> list[Any]:
     """Make ``tape`` active in this thread; returns the stack it joined (give it back to `pop`)."""
-    global anywhere
     tapes = getattr(_local, "tapes", None)
     if tapes is None:
         tapes = _local.tapes = []
     if tape in tapes:
         raise RuntimeError("This GradientTape is already active; tapes cannot be entered twice.")
     tapes.append(tape)
-    with _lock:
-        anywhere += 1
+    _count(+1, tapes=True)
     return tapes
 
 
 def pop(tape: Any, tapes: list[Any]) -> None:
     """Remove ``tape`` from the stack `push` returned (even when another thread exits it)."""
-    global anywhere
     if tape in tapes:
         tapes.remove(tape)
-        with _lock:
-            anywhere -= 1
+        _count(-1, tapes=True)
 
 
 def is_recording() -> bool:
@@ -78,51 +89,95 @@ def is_recording() -> bool:
     return any(t._recording for t in getattr(_local, "tapes", ()))
 
 
+# ---- graph mode's tracer ---------------------------------------------------------------------------
+
+def tracer() -> Any:
+    """This thread's tracer while `eg.function` traces (an `engine.trace.Tracer`), else None.
+
+    >>> tracer() is None
+    True
+    """
+    return getattr(_local, "tracer", None) if listening else None
+
+
+@contextlib.contextmanager
+def tracing(new: Any) -> Iterator[Any]:
+    """Make ``new`` this thread's tracer for the block (what `eg.function` does to trace)."""
+    if getattr(_local, "tracer", None) is not None:
+        raise RuntimeError("engine.recording.tracing: this thread already traces (nested traces inline).")
+    _local.tracer = new
+    _count(+1, tapes=False)
+    try:
+        yield new
+    finally:
+        _local.tracer = None
+        _count(-1, tapes=False)
+
+
+@contextlib.contextmanager
+def paused_tracing() -> Iterator[None]:
+    """Run the block outside the graph being traced (`engine.trace.init_scope`)."""
+    current = tracer()
+    if current is None:
+        yield
+        return
+    paused = _local.__dict__.setdefault("paused", [])
+    paused.append(current)
+    _local.tracer = None
+    try:
+        yield
+    finally:
+        _local.tracer = paused.pop()
+
+
 def walk_is_recorded() -> bool:
     """Whether the ops of a backward walk are recorded now (a tape of this thread records, or
     eg.function traces): then the walk's sums of gradients must be ops too."""
-    return tracing.current() is not None or is_recording()
+    return tracer() is not None or is_recording()
 
 
 def backward_step_scope() -> Any:
     """Graph mode's name scope for one backward step (``gradients/<forward op>_grad``), a function of
     the step's forward output; None when this thread does not trace."""
-    tracer = tracing.current()
-    return None if tracer is None else tracer.grad_scope
+    current = tracer()
+    return None if current is None else current.grad_scope
 
+
+@contextlib.contextmanager
+def gradients_scope() -> Iterator[None]:
+    """The ops of a ``tape.gradient`` call: named ``gradients/...`` and marked backward in a trace."""
+    current = tracer()
+    if current is None:
+        yield
+        return
+    with current.scope("gradients", backward=True):
+        yield
+
+
+# ---- the events ---------------------------------------------------------------------------------------
 
 def record(prim: Any, inputs: tuple[Any, ...], output: Any, params: dict) -> None:
-    """Let this thread's recording tapes record one op, if they watch one of its inputs."""
-    rec = None
-    for tape in getattr(_local, "tapes", ()):
-        if tape._recording:
-            watched = tape._watched
-            for t in inputs:
-                if t._uid in watched:
-                    watched.add(output._uid)
-                    if rec is None:  # one Record, shared by every tape that saw the op
-                        rec = Record(next(_op_ids), prim, inputs, output, params)
-                    tape._records.append(rec)
-                    break
-
-
-def watchers(t: Any) -> list[Any]:
-    """This thread's recording tapes that watch ``t``, or would watch it when it is read (a trainable
-    Variable under a tape that watches accessed variables)."""
-    return [tape for tape in getattr(_local, "tapes", ()) if tape._recording and (
-        t._uid in tape._watched or (t._is_variable and t._trainable and tape._watch_accessed))]
-
-
-def note_host_read(t: Any, how: str) -> None:
-    """``t``'s value left the engine (``how``: ".numpy()", "np.asarray()", ".item()"): each of its
-    `watchers` keeps how, for `GradientTape.host_read` (why a gradient is None). Called only when
-    `anywhere` is non-zero."""
-    for tape in watchers(t):
-        tape._host_reads.setdefault(t._uid, how)
+    """An op ran: this thread's recording tapes record it if they watch one of its inputs (and it is
+    differentiable, with a floating output); a tracer makes it a graph node."""
+    if prim.vjps is not None and output._data.dtype.kind in "fc":
+        rec = None
+        for tape in getattr(_local, "tapes", ()):
+            if tape._recording:
+                watched = tape._watched
+                for t in inputs:
+                    if t._uid in watched:
+                        watched.add(output._uid)
+                        if rec is None:  # one Record, shared by every tape that saw the op
+                            rec = Record(next(_op_ids), prim, tuple(inputs), output, params)
+                        tape._records.append(rec)
+                        break
+    if (current := getattr(_local, "tracer", None)) is not None:
+        current.on_op(prim, inputs, output, params)
 
 
 def record_read(prim: Any, var: Any, snapshot: Any) -> None:
-    """A Variable was read: tapes auto-watch it (when trainable) and record the read as an op."""
+    """A Variable was read: tapes auto-watch it (when trainable) and record the read as an op; a
+    tracer makes it a read node."""
     rec = None
     for tape in getattr(_local, "tapes", ()):
         if not tape._recording:
@@ -134,6 +189,46 @@ def record_read(prim: Any, var: Any, snapshot: Any) -> None:
                 rec = Record(next(_op_ids), prim, (var,), snapshot, {})
             tape._watched.add(snapshot._uid)
             tape._records.append(rec)
+    if (current := getattr(_local, "tracer", None)) is not None:
+        current.on_read(var, snapshot)
 
 
-_tensor._recording = sys.modules[__name__]  # Tensor.numpy / item / __array__ tell tapes (note_host_read)
+def record_assign(var: Any, op: str, value: Any) -> None:
+    """``var.assign(value)`` (or ``assign_add``, ``assign_sub``) is about to run: a tracer makes it a
+    graph node (tapes do not record assignments)."""
+    if (current := getattr(_local, "tracer", None)) is not None:
+        current.on_assign(var, op, value)
+
+
+def note_new_variable(name: str | None) -> None:
+    """A Variable is being made: a trace allows that on a function's first trace only."""
+    current = tracer()
+    if current is None:
+        paused = getattr(_local, "paused", None)
+        current = paused[-1] if paused else None
+    if current is not None:
+        current.on_new_variable(name)
+
+
+def note_host_read(t: Any, how: str, tapes: bool = True) -> None:
+    """``t``'s value leaves the engine (``how``: ".numpy()", "np.asarray()", ".item()", "bool()"): a
+    tracer refuses (a traced tensor has no value yet, `TracingError`); each tape that watches ``t``
+    keeps how, for `GradientTape.host_read` (why a gradient is None), unless ``tapes`` is False."""
+    if (current := getattr(_local, "tracer", None)) is not None:
+        current.check_value(t, how)
+    if tapes and anywhere:
+        for tape in watchers(t):
+            tape._host_reads.setdefault(t._uid, how)
+
+
+def symbolic_repr(t: Any) -> str | None:
+    """``repr(t)`` of a traced tensor while tracing (its graph name, no value), else None."""
+    current = tracer()
+    return None if current is None else current.symbolic_repr(t)
+
+
+def watchers(t: Any) -> list[Any]:
+    """This thread's recording tapes that watch ``t``, or would watch it when it is read (a trainable
+    Variable under a tape that watches accessed variables)."""
+    return [tape for tape in getattr(_local, "tapes", ()) if tape._recording and (
+        t._uid in tape._watched or (t._is_variable and t._trainable and tape._watch_accessed))]

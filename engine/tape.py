@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import backward as _backward
-from . import nest, tracing
+from . import nest
 from . import recording as _rec
 from .creation import zeros_like
 from .jacobian import batch_jacobian, jacobian
@@ -210,7 +210,7 @@ class GradientTape:
                 f"unconnected_gradients must be 'none' or 'zero', got {unconnected!r}."
             )
         _backward.check_sources(sources, "GradientTape.gradient")
-        with tracing.gradients_scope():  # graph mode names these ops gradients/...
+        with _rec.gradients_scope():  # graph mode names these ops gradients/...
             seeds = _backward.seed_gradients(targets, output_gradients)
             # Only what this tape watches (or computed from what it watches) has a gradient here.
             watched = [s._uid for s in sources if s._uid in self._watched]

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from . import backend, tracing
+from . import backend
+from . import recording as _rec
 from .backend import Device
 from .dtypes import as_dtype, check_castable, is_floating, to_array
 
@@ -22,13 +23,6 @@ __all__ = ["Tensor", "constant", "convert_to_tensor", "as_dtype", "is_floating"]
 _uids = itertools.count(1)  # every tensor gets a unique id: tapes refer to tensors by it
 _ops: Any = None  # engine.ops, which sets this when it is imported (it imports Tensor from here)
 _interop: Any = None  # engine.interop (NumPy's protocols), which sets this when it is imported
-_recording: Any = None  # engine.recording (which tapes record), which sets this when it is imported
-
-
-def _note_host_read(t: Tensor, how: str) -> None:
-    """A value leaves the engine: recording tapes keep how (`GradientTape.host_read`)."""
-    if _recording is not None and _recording.anywhere:
-        _recording.note_host_read(t, how)
 
 
 class Tensor:
@@ -94,23 +88,22 @@ class Tensor:
     # ---- leaving the engine -----------------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """A host NumPy copy of the value, whatever the device."""
-        if tracing.ACTIVE and (tracer := tracing.current()) is not None:
-            tracer.check_value(self, ".numpy()")
-        _note_host_read(self, ".numpy()")
+        if _rec.listening:  # a value leaves the engine: tapes note it, a trace refuses
+            _rec.note_host_read(self, ".numpy()")
         return np.array(backend.to_host(self._data), copy=True)
 
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
         if self.size != 1:
             raise ValueError(f"item() needs a tensor with one element, got shape {self.shape}.")
-        if tracing.ACTIVE and (tracer := tracing.current()) is not None:
-            tracer.check_value(self, ".item()")
-        _note_host_read(self, ".item()")
+        if _rec.listening:
+            _rec.note_host_read(self, ".item()")
         return backend.to_host(self._data).item()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         # np.asarray(t): a host array; inside a recording tape that watches t, a TapeEscapeWarning
-        _note_host_read(self, "np.asarray()")
+        if _rec.listening:
+            _rec.note_host_read(self, "np.asarray()")
         return _interop.array(self, dtype, copy)
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
@@ -139,7 +132,7 @@ class Tensor:
 
     # ---- Python protocol ----------------------------------------------------------------------
     def __repr__(self) -> str:
-        if (tracer := tracing.current()) is not None and (symbolic := tracer.symbolic_repr(self)):
+        if _rec.listening and (symbolic := _rec.symbolic_repr(self)):
             return symbolic
         head = f"<{type(self).__name__}"
         if self.name is not None:
@@ -160,8 +153,8 @@ class Tensor:
             yield self[i]
 
     def __bool__(self) -> bool:
-        if tracing.ACTIVE and (tracer := tracing.current()) is not None:
-            tracer.check_value(self, "bool()")
+        if _rec.listening:  # (tapes note the .item() below)
+            _rec.note_host_read(self, "bool()", tapes=False)
         if self.size != 1:
             raise ValueError(
                 f"The truth value of a tensor with {self.size} elements is ambiguous; "
@@ -251,11 +244,8 @@ def constant(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
         data = t._data
         if target is not None and data.dtype != target:
             check_castable(data, target, "constant")
-            if tracing.current() is not None:  # graph mode: the cast is a node (the value stays live)
-                data = _ops.cast(_ops.stop_gradient(t), target)._data
-            else:
-                with backend.device_of_array(data).activate():
-                    data = data.astype(target)
+            # by ops (not astype), so that a graph being traced casts this call's value
+            data = _ops.cast(_ops.stop_gradient(t), target)._data
     else:
         data = to_array(value, "constant", target)  # a copy: never the caller's array
     if dev.kind == "gpu":

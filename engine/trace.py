@@ -1,31 +1,125 @@
 """`Tracer`: turns what the engine does while `eg.function` runs ``f`` once into graph nodes.
 
-Tracing runs ``f`` for real (so the first call's values and side effects are the real ones) while
-`engine.tracing.current()` returns it. Every primitive call becomes a node holding the primitive's array
-function and parameters; Variable reads and assignments, random draws and optimizer updates become
-nodes that do the same thing to the live objects when the graph is replayed. A tensor the tracer has
-not seen (a Python number, a tensor made outside ``f``, ``ones_like``) becomes a ``Const`` node.
+Tracing runs ``f`` for real (so the first call's values and side effects are the real ones) while the
+tracer is this thread's listener (`engine.recording.tracer()`: the engine's one hook, `engine.recording`,
+passes it every op, read, assignment and host read). Every primitive call becomes a node holding the
+primitive's array function and parameters; Variable reads and assignments, random draws and optimizer
+updates become nodes that do the same thing to the live objects when the graph is replayed. A tensor
+the tracer has not seen (a Python number, a tensor made outside ``f``, ``ones_like``) becomes a
+``Const`` node.
 
 Names: the op's TensorFlow name (the primitive's ``op_type``: ``MatMul``) under the open
 `name_scope`s, made unique with ``_1``, ``_2``; a Variable's first read is named after the Variable.
 While a ``tape.gradient`` call walks backwards, the ops each step performs are named under
 ``gradients/<forward op>_grad/``.
+
+Also here: what user code says to graph mode, `name_scope` and `init_scope`, and what graph mode says
+back, `TracingError`.
+
+>>> import engine as eg
+>>> @eg.function
+... def f(x):
+...     with eg.name_scope("layer"):
+...         return x * 2
+>>> [n.name for n in f.get_graph(eg.ones(2)).nodes]
+['x', 'layer/Const', 'layer/Mul']
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import linecache
+import os
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-from . import tracing
+from . import recording as _rec
 from .graph import Node
 from .tensor import Tensor
 
-__all__ = ["Tracer"]
+__all__ = ["Tracer", "TracingError", "name_scope", "init_scope", "refuse", "user_line"]
+
+
+class TracingError(RuntimeError):
+    """A traced tensor was asked for a Python value (``bool(t)``, ``t.numpy()``, ``t.item()``).
+
+    >>> import engine as eg
+    >>> f = eg.function(lambda x: float(x) * 2)
+    >>> try:
+    ...     f(eg.constant(1.0))
+    ... except eg.TracingError:
+    ...     print("a traced tensor has no value yet")
+    ...
+    a traced tensor has no value yet
+    """
+
+
+@contextlib.contextmanager
+def name_scope(name: str) -> Iterator[str | None]:
+    """Name the graph nodes made inside ``<name>/...`` while tracing; a no-op otherwise.
+
+    Yields the full scope name (made unique like TensorFlow's: ``dense_1``, then ``dense_1_1``), or
+    None when nothing is being traced.
+
+    >>> import engine as eg
+    >>> with eg.name_scope("layer") as scope:
+    ...     print(scope)
+    ...
+    None
+    """
+    tracer = _rec.tracer()
+    if tracer is None:
+        yield None
+        return
+    with tracer.scope(name) as full:
+        yield full
+
+
+def init_scope() -> contextlib.AbstractContextManager[None]:
+    """Run the block outside the graph being traced (TensorFlow's ``tf.init_scope``): a layer computes
+    its initial weights here once, and they are not ops of the step's graph.
+
+    >>> with init_scope():
+    ...     pass
+    """
+    return _rec.paused_tracing()
+
+
+def refuse(what: str, instead: str) -> None:
+    """Raise `TracingError` while tracing: ``what`` keeps Python state a graph cannot replay.
+
+    >>> refuse("a counter", "Count outside.")      # not tracing: nothing to refuse
+    """
+    if _rec.tracer() is not None:
+        raise TracingError(
+            f"{what} cannot run inside eg.function: it keeps its state in Python (counts, sums of "
+            f"arrays), which a traced graph would freeze at the first call's values. {instead}"
+            f"{user_line()}"
+        )
+
+
+_ENGINE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_line() -> str:
+    """Where the user's code is: `` At <file>:<line>: <source>`` for the innermost frame outside the
+    engine (and the standard library's context managers), or '' when there is none.
+
+    >>> user_line().startswith(" At ")
+    True
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if not (path.startswith((_ENGINE, "<engine")) or path.endswith(("contextlib.py", "functools.py"))):
+            code = linecache.getline(path, frame.f_lineno).strip()
+            return f" At {path}:{frame.f_lineno}" + (f": {code}" if code else "") + "."
+        frame = frame.f_back
+    return ""
 
 class Tracer:
     """Records one trace. Used by `engine.function`; the engine's hooks call its ``on_*`` methods."""
@@ -201,7 +295,7 @@ class Tracer:
                 f"eg.function {self.function_name!r} created a Variable ({var_name or 'unnamed'}) on a "
                 "later trace. Variables may be created only on the first call of a traced function "
                 "(a layer builds its weights there, an optimizer its slots): create them outside the "
-                f"function, or make sure the first call creates all of them.{tracing.user_line()}"
+                f"function, or make sure the first call creates all of them.{user_line()}"
             )
 
     def _write(self, key: int, base: str, op: str, var: Any, **fields: Any) -> Node:
@@ -229,10 +323,10 @@ class Tracer:
         else:
             todo = ("Return the tensor from the function and call .numpy() on the result, pass Python "
                     "values as arguments, or compute it outside the function.")
-        raise tracing.TracingError(
+        raise TracingError(
             f"{what} on {label} while eg.function traces {self.function_name!r}: inside a traced function "
             "tensors have no fixed value; the Python code runs once to record the graph, and later calls "
-            f"replay the graph without running it. {todo}{tracing.user_line()}"
+            f"replay the graph without running it. {todo}{user_line()}"
         )
 
     def symbolic_repr(self, t: Any) -> str | None:
@@ -329,13 +423,13 @@ def _shape_guard(fn: Callable, node: Node, function_name: str) -> Callable:
     def guarded(*arrays: Any) -> Any:
         out = fn(*arrays)
         if tuple(out.shape) != node.shape:
-            raise tracing.TracingError(
+            raise TracingError(
                 f"eg.function {function_name!r}: the boolean mask of {node.name!r} selected shape "
                 f"{tuple(out.shape)} on this call but {node.shape} when the function was traced; the "
                 "graph's later ops (their gradients too) were built for the traced shape. Nothing was "
                 "changed by this call. Keep shapes fixed inside eg.function: eg.where(mask, x, 0.0) keeps "
                 "x's shape (sum it, or divide by eg.sum(eg.cast(mask, x.dtype)) for a mean)."
-                f"{tracing.user_line()}"
+                f"{user_line()}"
             )
         return out
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import backend, tracing
+from . import backend
 from . import recording as _rec
 from .dtypes import check_castable, to_array
 from .primitive import Primitive
@@ -47,9 +47,8 @@ class Variable(Tensor):
 
     def __init__(self, initial_value: Any, name: str | None = None, trainable: bool = True,
                  dtype: Any = None):
-        tracer = tracing.creating_tracer()
-        if tracer is not None:
-            tracer.on_new_variable(name)
+        if _rec.listening:
+            _rec.note_new_variable(name)
         if callable(initial_value):
             initial_value = initial_value()
         value = convert_to_tensor(initial_value, dtype=dtype)
@@ -69,10 +68,8 @@ class Variable(Tensor):
 
     def _read(self) -> Tensor:
         snapshot = Tensor._make(self._data, self._device)
-        if _rec.anywhere:
+        if _rec.listening:
             _rec.record_read(read_variable, self, snapshot)
-        if tracing.ACTIVE and (tracer := tracing.current()) is not None:
-            tracer.on_read(self, snapshot)
         return snapshot
 
     def _new_value(self, v: Any, op: str) -> Any:
@@ -133,6 +130,6 @@ class Variable(Tensor):
         """The new (or added) value as an array; while tracing, the assignment becomes a graph node."""
         v = value._read() if isinstance(value, Variable) else value
         data = self._new_value(v, op)
-        if tracing.ACTIVE and (tracer := tracing.current()) is not None:
-            tracer.on_assign(self, op, v if isinstance(v, Tensor) else data)
+        if _rec.listening:
+            _rec.record_assign(self, op, v if isinstance(v, Tensor) else data)
         return data

@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend, tracing
+from .. import backend, trace
 from .. import ops as F
+from .. import recording as _rec
 from ..tensor import Tensor, convert_to_tensor, is_floating
 from ..variable import Variable
 
@@ -114,13 +115,13 @@ class Layer:
         x = x if isinstance(x, Tensor) else convert_to_tensor(x)
         if not self.built:
             self.dtype = x.dtype if is_floating(x.dtype) else np.dtype("float32")
-            with backend.device(x.device), tracing.init_scope():  # initial weights: not ops of a graph
+            with backend.device(x.device), trace.init_scope():  # initial weights: not ops of a graph
                 self.build(x.shape)
             self.built = True
-        if tracing.current() is None:
+        if _rec.tracer() is None:
             y = self.call(x, training=training)
         else:
-            with tracing.name_scope(self.name):  # graph mode: this layer's ops are dense_1/...
+            with trace.name_scope(self.name):  # graph mode: this layer's ops are dense_1/...
                 y = self.call(x, training=training)
         self.input_shape, self.output_shape = x.shape, y.shape
         return y

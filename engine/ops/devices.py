@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from .. import backend, tracing
+from .. import backend
 from .. import recording as _rec
 from ..primitive import Primitive
 from ..tensor import Tensor
@@ -32,8 +32,6 @@ def copy_to_device(x: Tensor, device: backend.Device) -> Tensor:
     if x._device is device:
         return x
     y = Tensor._make(backend.transfer(x._data, device), device)
-    if _rec.anywhere and x.dtype.kind in "fc":
+    if _rec.listening:
         _rec.record(_copy, (x,), y, {"device": device})
-    if tracing.ACTIVE and (tracer := tracing.current()) is not None:
-        tracer.on_op(_copy, (x,), y, {"device": device})
     return y

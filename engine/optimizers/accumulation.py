@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from .. import tracing
+from .. import trace
 from ..tape import GradientTape
 from ..tensor import Tensor
 from ..variable import Variable
@@ -60,7 +60,7 @@ class Accumulator:
         All or nothing: every pair is checked before anything is added, so a bad pair (wrong shape,
         dtype or device, an integer variable) leaves the accumulator as it was.
         """
-        tracing.refuse("Accumulator.add (and MultiSteps)", "Trace the step that computes the gradients "
+        trace.refuse("Accumulator.add (and MultiSteps)", "Trace the step that computes the gradients "
                        "and accumulate its results outside the traced function.")
         op = "Accumulator.add"
         pairs = _pairs(grads_and_vars, op)

@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend, tracing
+from .. import backend
+from .. import recording as _rec
 from ..dtypes import weak_array
 from ..tape import GradientTape
 from ..tensor import Tensor
@@ -197,7 +198,7 @@ class Optimizer:
                 "the loss does not depend on that variable: check that the loss reads it."
             )
         # eg.function: the updates become graph nodes
-        if tracing.ACTIVE and (tracer := tracing.current()) is not None:
+        if (tracer := _rec.tracer()) is not None:
             tracer.on_optimizer_step(self, [(g if isinstance(g, Tensor) else a, v)
                                                     for (g, v), (a, _) in zip(given, checked)])
         lr = self.current_learning_rate()
