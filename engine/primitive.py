@@ -127,33 +127,33 @@ class Primitive:
 
 
 def apply(prim: Primitive, *args: Any, **params: Any) -> Tensor:
-    """Run ``prim`` on ``args``: convert, check, compute, and let active tapes record it.
+    """Run ``prim`` on ``args``: convert, compute, wrap, record.
 
-    Calling a primitive is calling this. It is the engine's hot path (every op and every VJP goes
-    through it), so it is written for speed: the common cases (tensors on the CPU, one or two
-    inputs) take the shortest route, and error messages are built only when something is wrong.
+    Calling a primitive is calling this, for every op and every VJP: the engine's hot path. So the
+    common cases (tensors on the CPU, one or two inputs) take the shortest route, and the error
+    messages (the functions after `unbroadcast`) are built only when something is wrong.
     """
+    # 1. Convert: read Variables, make Python and NumPy values tensors (`engine.dtypes`' rules), and
+    #    check that the inputs agree: one device; for most ops one dtype, of a kind the op takes.
     inputs = args
     for a in args:
-        if type(a) is not Tensor:  # a Variable (read it) or a Python/NumPy value (convert it)
+        if type(a) is not Tensor:
             inputs = _as_inputs(prim, args)
             break
-
     first = inputs[0]
-    dev = first._device
-    first_dtype = first._data.dtype
-    n = len(inputs)
-    if n == 2:
+    dev, dtype, n = first._device, first._data.dtype, len(inputs)
+    if n == 2:  # (the common case, checked inline)
         second = inputs[1]
-        if second._device is not dev or (prim.same_dtype and second._data.dtype != first_dtype):
+        if second._device is not dev or (prim.same_dtype and second._data.dtype != dtype):
             _check_inputs(prim, inputs)
     elif n > 2:
         _check_inputs(prim, inputs)
-    if first_dtype.kind not in prim.kinds:
+    if dtype.kind not in prim.kinds:
         _raise_kind(prim, first)
 
+    # 2. Compute: the forward on raw arrays (on a GPU, CuPy computes on its current device).
     try:
-        if dev.kind == "gpu":  # CuPy computes on its current device: make it the inputs' one
+        if dev.kind == "gpu":
             with dev.activate():
                 out = prim.forward(dev.xp, *[t._data for t in inputs], **params)
         elif n == 1:
@@ -165,9 +165,12 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Tensor:
     except (ValueError, IndexError, TypeError) as exc:
         raise _explain(prim, inputs, params, exc) from exc
 
-    y = _new(Tensor)  # Tensor._make, inlined: this line runs for every op
+    # 3. Wrap: a new Tensor (`Tensor._make`, inlined: this runs for every op).
+    y = _new(Tensor)
     y._data, y._device, y._uid, y.name = out, dev, next(_uids), None
-    if _rec.listening:  # a tape records, or eg.function traces (one global read when neither does)
+
+    # 4. Record: tell the listeners (tapes, a trace) if there are any; one global read when none.
+    if _rec.listening:
         _rec.record(prim, inputs, y, params)
     return y
 

@@ -127,7 +127,7 @@ class Variable(Tensor):
         return self
 
     def _checked(self, value: Any, op: str) -> Any:
-        """The new (or added) value as an array; while tracing, the assignment becomes a graph node."""
+        """The new (or added) value as an array, after telling the listeners (`engine.recording`)."""
         v = value._read() if isinstance(value, Variable) else value
         data = self._new_value(v, op)
         if _rec.listening:

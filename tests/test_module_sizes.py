@@ -1,5 +1,7 @@
-"""Small readable modules: no module of the engine, of gradviz, of the lessons (their self-checks,
-lessons/_checks/), of the benchmarks or of the tools is over 400 lines (developers' guide)."""
+"""A smoke alarm, not a target: no module of the engine, of gradviz, of the lessons' self-checks
+(lessons/_checks/), of the benchmarks or of the tools grows past 600 lines. Modules are split by idea
+(docs/ARCHITECTURE.md, "When a module grows"), never to fit a number; a module that trips this alarm
+holds more than one idea."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LIMIT = 400
+LIMIT = 600
 MODULES = sorted(
     p
     for pkg in ("engine", "gradviz", "lessons", "bench", "tools")
@@ -24,6 +26,7 @@ def test_the_packages_have_modules():
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_module_at_most_400_lines(path: Path):
+def test_module_under_the_size_alarm(path: Path):
     lines = len(path.read_text(encoding="utf-8").splitlines())
-    assert lines <= LIMIT, f"{path.relative_to(ROOT)} has {lines} lines (limit {LIMIT}): split it by idea."
+    assert lines <= LIMIT, (f"{path.relative_to(ROOT)} has {lines} lines (alarm at {LIMIT}): it holds more "
+                            "than one idea; split it by idea (docs/ARCHITECTURE.md, 'When a module grows').")
