@@ -181,6 +181,44 @@ def test_max_pool_ties_go_to_the_first_maximum_and_overlaps_add():
     np.testing.assert_array_equal(g, [[0, 2, 0], [1, 0, 1], [0, 0, 0]])
 
 
+def reference_max_pool_and_grad(x, g, k, s, padding):
+    """Max pooling and its gradient ``g`` added at each window's first maximum in row-major order; a
+    NaN counts as the maximum (windows without padding)."""
+    _, oh, ow = reference_pad(x, k[0], k[1], s[0], s[1], padding)
+    y, dx = np.zeros(g.shape), np.zeros(x.shape)
+    for n, i, j, c in np.ndindex(x.shape[0], oh, ow, x.shape[3]):
+        window = x[n, i * s[0]:i * s[0] + k[0], j * s[1]:j * s[1] + k[1], c].ravel()
+        nan = np.flatnonzero(np.isnan(window))
+        first = nan[0] if len(nan) else int(np.argmax(window))
+        y[n, i, j, c] = window[first]
+        dx[n, i * s[0] + first // k[1], j * s[1] + first % k[1], c] += g[n, i, j, c]
+    return y, dx
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(("shape", "k", "padding"), [((2, 6, 8, 3), (2, 2), "SAME"),
+                                                     ((2, 7, 9, 2), (2, 3), "VALID"),
+                                                     ((1, 6, 6, 2), (3, 3), "SAME")])
+def test_max_pool_tiling_windows_ties_and_nan(device, dtype, shape, k, padding):
+    """Windows that tile the image (stride = window) take a fast path: same values, same gradient
+    routing (first maximum; NaN; an inf or NaN in g reaches only its own position)."""
+    rng = np.random.default_rng(5)
+    x = rng.integers(-2, 3, size=shape).astype(dtype)   # small integers: many ties
+    x[rng.random(shape) < 0.1] = np.nan
+    with eg.device(device):
+        xt = eg.constant(x)
+        with eg.GradientTape() as tape:
+            tape.watch(xt)
+            y = eg.nn.max_pool2d(xt, k, padding=padding)
+        g = rng.normal(size=y.shape).astype(dtype)
+        g.flat[0], g.flat[1] = np.inf, np.nan
+        dx = tape.gradient(y, xt, output_gradients=eg.constant(g)).numpy()
+    want_y, want_dx = reference_max_pool_and_grad(x, g, k, k, padding)
+    np.testing.assert_array_equal(y.numpy(), want_y.astype(dtype))
+    np.testing.assert_array_equal(dx, want_dx.astype(dtype))
+
+
 def test_max_pool_propagates_nan_and_handles_ints():
     y = eg.nn.max_pool2d(eg.constant(np.array([np.nan, 1, 2, 3.0]).reshape(1, 2, 2, 1)), 2).numpy()
     assert np.isnan(y).all()
