@@ -58,11 +58,10 @@ def _conv_forward(xp, x, w, strides, padding):
 
 def _backprop_input_forward(xp, g, w, input_shape, strides, padding):
     kh, kw, c, o = w.shape
-    out, (top, _), (left, _), padded = _plan(input_shape, (kh, kw), strides, padding)
+    out, (top, _), (left, _), _ = _plan(input_shape, (kh, kw), strides, padding)
     cols = matmul(xp, g.reshape(-1, o), w.reshape(-1, o).T)         # (N·OH·OW, KH·KW·C)
     cols = cols.reshape(input_shape[0], out[0], out[1], kh, kw, c)
-    image = fold(xp, cols, padded, strides)
-    return image[:, top:top + input_shape[1], left:left + input_shape[2], :]
+    return fold(xp, cols, input_shape, strides, (top, left))
 
 
 def _backprop_filter_forward(xp, x, g, filter_shape, strides, padding):

@@ -74,12 +74,11 @@ def _max_backprop_forward(xp, g, x, ksize, strides, padding):
     if tiles is not None:
         return _max_backprop_tiled(xp, g, x, tiles, ksize)
     idx = _argmax(xp, x, ksize, strides, padding)
-    _, ph, pw, padded = _plan(x.shape, ksize, strides, padding)
+    _, ph, pw, _ = _plan(x.shape, ksize, strides, padding)
     n, oh, ow, c = g.shape
     positions = xp.arange(ksize[0] * ksize[1]).reshape(1, 1, 1, -1, 1)
     cols = xp.where(positions == idx[:, :, :, None, :], g[:, :, :, None, :], xp.zeros((), g.dtype))
-    image = fold(xp, cols.reshape(n, oh, ow, ksize[0], ksize[1], c), padded, strides)
-    return image[:, ph[0]:ph[0] + x.shape[1], pw[0]:pw[0] + x.shape[2], :]
+    return fold(xp, cols.reshape(n, oh, ow, ksize[0], ksize[1], c), x.shape, strides, (ph[0], pw[0]))
 
 
 def _max_backprop_tiled(xp, g, x, tiles, ksize):
@@ -168,9 +167,8 @@ def _avg_backprop_forward(xp, g, input_shape, ksize, strides, padding):
     share = g / _counts(xp, input_shape, g.dtype, ksize, strides, padding)
     n, oh, ow, c = g.shape
     cols = xp.broadcast_to(share[:, :, :, None, None, :], (n, oh, ow, ksize[0], ksize[1], c))
-    _, ph, pw, padded = _plan(input_shape, ksize, strides, padding)
-    image = fold(xp, cols, padded, strides)
-    return image[:, ph[0]:ph[0] + input_shape[1], pw[0]:pw[0] + input_shape[2], :]
+    _, ph, pw, _ = _plan(input_shape, ksize, strides, padding)
+    return fold(xp, cols, input_shape, strides, (ph[0], pw[0]))
 
 
 _avg_pool = Primitive(
