@@ -60,7 +60,11 @@ def pad(xp: Any, x: Any, ph: tuple[int, int], pw: tuple[int, int], value: Any = 
     """``x`` (NHWC) padded on the spatial axes; the same array when there is nothing to pad."""
     if ph == (0, 0) and pw == (0, 0):
         return x
-    return xp.pad(x, ((0, 0), ph, pw, (0, 0)), constant_values=value)
+    n, h, w, c = x.shape
+    # What xp.pad does, without its general machinery (tens of µs per call on NumPy)
+    out = xp.full((n, h + ph[0] + ph[1], w + pw[0] + pw[1], c), value, dtype=x.dtype)
+    out[:, ph[0]:ph[0] + h, pw[0]:pw[0] + w, :] = x
+    return out
 
 
 def windows(xp: Any, xpad: Any, out: tuple[int, int], k: tuple[int, int], s: tuple[int, int]) -> Any:
