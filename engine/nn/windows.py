@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["pair", "padding_name", "geometry", "pad", "windows", "fold"]
+__all__ = ["pair", "padding_name", "geometry", "pad", "windows", "fold", "inside"]
 
 
 def pair(value: Any, name: str, op: str) -> tuple[int, int]:
@@ -77,25 +77,29 @@ def windows(xp: Any, xpad: Any, out: tuple[int, int], k: tuple[int, int], s: tup
         strides=(sn, sh * s[0], sw * s[1], sh, sw, sc), **extra)
 
 
-def fold(xp: Any, cols: Any, shape: tuple[int, ...], s: tuple[int, int], before: tuple[int, int]) -> Any:
+def fold(xp: Any, cols: Any, shape: tuple[int, ...] | None, s: tuple[int, int], before: tuple[int, int],
+         out: Any = None) -> Any:
     """Sum per-window values ``cols`` ``(N, OH, OW, KH, KW, C)`` into a zero image of ``shape``
-    (NHWC, unpadded): the transpose of `windows` over the image padded by ``before`` = (top, left).
-    One vectorised add per kernel offset, of the windows' part that lies inside the image: what
-    falls on the padding is never added (with SAME padding that is much of a small image's work)."""
+    (NHWC, unpadded), or into the image ``out`` in place: the transpose of `windows` over the image
+    padded by ``before`` = (top, left). One vectorised add per kernel offset, of the windows' part
+    that lies inside the image: what falls on the padding is never added (with SAME padding that is
+    much of a small image's work)."""
     n, oh, ow, kh, kw, c = cols.shape
-    out = xp.zeros(shape, dtype=cols.dtype)
+    if out is None:
+        out = xp.zeros(shape, dtype=cols.dtype)
+    shape = out.shape
     for i in range(kh):
-        rows = _inside(oh, s[0], i - before[0], shape[1])
+        rows = inside(oh, s[0], i - before[0], shape[1])
         if rows is None:
             continue
         for j in range(kw):
-            columns = _inside(ow, s[1], j - before[1], shape[2])
+            columns = inside(ow, s[1], j - before[1], shape[2])
             if columns is not None:
                 out[:, rows[1], columns[1], :] += cols[:, rows[0], columns[0], i, j, :]
     return out
 
 
-def _inside(count: int, s: int, shift: int, size: int) -> tuple[slice, slice] | None:
+def inside(count: int, s: int, shift: int, size: int) -> tuple[slice, slice] | None:
     """Windows ``a`` (of ``count``) whose pixel ``a·s + shift`` lies in ``[0, size)``: ``(slice of
     windows, slice of pixels)``, or None when there is none."""
     first, stop = max(0, -(shift // s)), min(count, (size - 1 - shift) // s + 1)  # -(d // s) = ceil(-d / s)
