@@ -3,6 +3,7 @@ TensorFlow's SAME/VALID geometry, and finite differences (first and second order
 
 from __future__ import annotations
 
+import importlib
 import math
 
 import numpy as np
@@ -11,6 +12,17 @@ import pytest
 import engine as eg
 from tests import gradcheck
 from tests.helpers import DEVICES
+
+CONV_MODULE = importlib.import_module("engine.nn.conv")
+
+
+@pytest.fixture(params=["im2col", "bands"])
+def conv_path(request, monkeypatch):
+    """Run a convolution test through both of conv2d's paths: im2col over whole windows, and the
+    bands of window rows inside the image (chosen by the share of padding rows: forced here)."""
+    monkeypatch.setattr(CONV_MODULE, "BAND_SHARE", 0.0 if request.param == "bands" else 1.0)
+    return request.param
+
 
 # ---- plain-loop references (slow, obvious, independent of the engine's im2col) ---------------------
 
@@ -66,13 +78,40 @@ CONV_CASES = [
 
 
 @pytest.mark.parametrize(("xs", "fs", "strides", "padding"), CONV_CASES)
-def test_conv2d_matches_the_loop_reference(xs, fs, strides, padding):
+def test_conv2d_matches_the_loop_reference(xs, fs, strides, padding, conv_path):
     rng = np.random.default_rng(0)
     x, f = rng.normal(size=xs), rng.normal(size=fs)
     got = eg.nn.conv2d(eg.constant(x), eg.constant(f), strides=strides, padding=padding).numpy()
     s = (strides, strides) if isinstance(strides, int) else tuple(strides)[-3:-1] if len(strides) == 4 \
         else tuple(strides)
     np.testing.assert_allclose(got, reference_conv(x, f, s, padding), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(("xs", "fs", "strides", "padding"), CONV_CASES)
+def test_conv2d_gradients_match_the_loop_reference(xs, fs, strides, padding, conv_path):
+    """conv2d_backprop_input and conv2d_backprop_filter: each output gradient times the filters /
+    the window it saw, added up by plain loops over the padded image."""
+    rng = np.random.default_rng(6)
+    x, f = rng.normal(size=xs), rng.normal(size=fs)
+    s = (strides, strides) if isinstance(strides, int) else tuple(strides)[-3:-1] if len(strides) == 4 \
+        else tuple(strides)
+    xpad, oh, ow = reference_pad(x, fs[0], fs[1], s[0], s[1], padding)
+    g = rng.normal(size=(xs[0], oh, ow, fs[3]))
+    dpad, df = np.zeros(xpad.shape), np.zeros(fs)
+    for n, i, j in np.ndindex(xs[0], oh, ow):
+        rows, cols = slice(i * s[0], i * s[0] + fs[0]), slice(j * s[1], j * s[1] + fs[1])
+        dpad[n, rows, cols] += f @ g[n, i, j]
+        df += xpad[n, rows, cols, :, None] * g[n, i, j]
+    top = (xpad.shape[1] - xs[1]) // 2 if padding == "SAME" else 0
+    left = (xpad.shape[2] - xs[2]) // 2 if padding == "SAME" else 0
+    xt, ft = eg.constant(x), eg.constant(f)
+    with eg.GradientTape() as tape:
+        tape.watch([xt, ft])
+        y = eg.nn.conv2d(xt, ft, strides=strides, padding=padding)
+    dx, dw = tape.gradient(y, [xt, ft], output_gradients=eg.constant(g))
+    want_dx = dpad[:, top:top + xs[1], left:left + xs[2]]
+    np.testing.assert_allclose(dx.numpy(), want_dx, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(dw.numpy(), df, rtol=1e-10, atol=1e-12)
 
 
 def test_conv2d_same_padding_puts_the_extra_row_at_the_bottom_right():
@@ -90,7 +129,7 @@ def test_conv2d_same_padding_puts_the_extra_row_at_the_bottom_right():
                          [((2, 4, 5, 2), (3, 3, 2, 2), 1, "SAME"),
                           ((1, 5, 5, 2), (2, 3, 2, 3), (2, 1), "SAME"),
                           ((1, 6, 5, 1), (3, 2, 1, 2), 2, "VALID")])
-def test_conv2d_derivatives_first_and_second_order(device, xs, fs, strides, padding):
+def test_conv2d_derivatives_first_and_second_order(device, xs, fs, strides, padding, conv_path):
     rng = np.random.default_rng(1)
     # tanh makes the second derivative in each argument non-zero (conv alone is bilinear)
     gradcheck.check(lambda x, f: eg.tanh(eg.nn.conv2d(x, f, strides=strides, padding=padding)),
@@ -98,7 +137,7 @@ def test_conv2d_derivatives_first_and_second_order(device, xs, fs, strides, padd
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_conv2d_backprop_ops_have_their_own_derivatives(device):
+def test_conv2d_backprop_ops_have_their_own_derivatives(device, conv_path):
     """The gradient ops are primitives; their VJPs (in both inputs) are checked directly."""
     rng = np.random.default_rng(2)
     x, f = rng.normal(size=(1, 5, 4, 2)), rng.normal(size=(3, 2, 2, 3))
@@ -179,6 +218,44 @@ def test_max_pool_ties_go_to_the_first_maximum_and_overlaps_add():
     # windows (0,0) and (0,1) both pick (0,1), the first 3 in row-major order; (1,0) picks (1,0);
     # (1,1) picks (1,2)
     np.testing.assert_array_equal(g, [[0, 2, 0], [1, 0, 1], [0, 0, 0]])
+
+
+def reference_max_pool_and_grad(x, g, k, s, padding):
+    """Max pooling and its gradient ``g`` added at each window's first maximum in row-major order; a
+    NaN counts as the maximum (windows without padding)."""
+    _, oh, ow = reference_pad(x, k[0], k[1], s[0], s[1], padding)
+    y, dx = np.zeros(g.shape), np.zeros(x.shape)
+    for n, i, j, c in np.ndindex(x.shape[0], oh, ow, x.shape[3]):
+        window = x[n, i * s[0]:i * s[0] + k[0], j * s[1]:j * s[1] + k[1], c].ravel()
+        nan = np.flatnonzero(np.isnan(window))
+        first = nan[0] if len(nan) else int(np.argmax(window))
+        y[n, i, j, c] = window[first]
+        dx[n, i * s[0] + first // k[1], j * s[1] + first % k[1], c] += g[n, i, j, c]
+    return y, dx
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(("shape", "k", "padding"), [((2, 6, 8, 3), (2, 2), "SAME"),
+                                                     ((2, 7, 9, 2), (2, 3), "VALID"),
+                                                     ((1, 6, 6, 2), (3, 3), "SAME")])
+def test_max_pool_tiling_windows_ties_and_nan(device, dtype, shape, k, padding):
+    """Windows that tile the image (stride = window) take a fast path: same values, same gradient
+    routing (first maximum; NaN; an inf or NaN in g reaches only its own position)."""
+    rng = np.random.default_rng(5)
+    x = rng.integers(-2, 3, size=shape).astype(dtype)   # small integers: many ties
+    x[rng.random(shape) < 0.1] = np.nan
+    with eg.device(device):
+        xt = eg.constant(x)
+        with eg.GradientTape() as tape:
+            tape.watch(xt)
+            y = eg.nn.max_pool2d(xt, k, padding=padding)
+        g = rng.normal(size=y.shape).astype(dtype)
+        g.flat[0], g.flat[1] = np.inf, np.nan
+        dx = tape.gradient(y, xt, output_gradients=eg.constant(g)).numpy()
+    want_y, want_dx = reference_max_pool_and_grad(x, g, k, k, padding)
+    np.testing.assert_array_equal(y.numpy(), want_y.astype(dtype))
+    np.testing.assert_array_equal(dx, want_dx.astype(dtype))
 
 
 def test_max_pool_propagates_nan_and_handles_ints():

@@ -49,11 +49,26 @@ class Adam(Optimizer):
         self.epsilon = _check_number(epsilon, "epsilon", owner, low=0.0)
 
     def _update(self, xp: Any, w: Any, g: Any, slots: dict[str, Any], lr: float, step: int):
+        # The formulas of the module docstring, written out, make about ten arrays of w's size per
+        # variable. Here the new m, v and w are fresh arrays (the old ones may be held by tensors
+        # handed out, and a traced function's undo keeps them) and everything between is computed in
+        # place in them and one scratch array: the same operations in the same order, so the same
+        # bits, about four times faster for lesson 07's net.
         b1, b2 = self.beta1, self.beta2
-        m = b1 * slots["m"] + (1 - b1) * g
-        v = b2 * slots["v"] + (1 - b2) * g * g
+        m, v, scratch, new_w = (xp.empty_like(w) for _ in range(4))
+        xp.multiply(slots["m"], b1, out=m)
+        m += xp.multiply(g, 1 - b1, out=scratch)                   # m = b1·m + (1 − b1)·g
+        xp.multiply(slots["v"], b2, out=v)
+        xp.multiply(g, 1 - b2, out=scratch)
+        scratch *= g
+        v += scratch                                               # v = b2·v + (1 − b2)·g·g
         lr_t = lr * math.sqrt(1 - b2 ** step) / (1 - b1 ** step)
-        return w - lr_t * m / (xp.sqrt(v) + self.epsilon), {"m": m, "v": v}
+        xp.sqrt(v, out=new_w)
+        new_w += self.epsilon
+        xp.multiply(m, lr_t, out=scratch)
+        xp.divide(scratch, new_w, out=scratch)
+        xp.subtract(w, scratch, out=new_w)                         # w − lr_t·m / (√v + ε)
+        return new_w, {"m": m, "v": v}
 
     def _hyper(self) -> str:
         return f"{super()._hyper()} beta1={self.beta1} beta2={self.beta2} epsilon={self.epsilon}"

@@ -107,7 +107,7 @@ zeros_like, ones_like, empty_like, full_like = (
 # ---- kernels: NumPy's functions under CuPy's rules -----------------------------------------------------
 _KERNELS = """abs absolute add all allclose amax amin angle any argmax argmin argsort around array_equal
 broadcast_arrays broadcast_to ceil clip concatenate conj conjugate cos cosh count_nonzero cumprod cumsum
-diag diagonal divide dot einsum equal exp expm1 expand_dims flip floor floor_divide fmod greater
+bitwise_and diag diagonal divide dot einsum equal exp expm1 expand_dims flip floor floor_divide fmod greater
 greater_equal hypot imag inner isclose isfinite isinf isnan kron less less_equal log log10 log1p log2
 logaddexp logical_and logical_not logical_or logical_xor matmul max maximum mean min minimum mod
 moveaxis multiply negative nonzero not_equal outer pad positive power prod ravel real reciprocal
