@@ -54,7 +54,8 @@ def _child(node: ast.AST, name: str, path: str, symbol: str) -> ast.AST:
     for child in ast.iter_child_nodes(node):
         if isinstance(child, ast.FunctionDef | ast.ClassDef) and child.name == name:
             return child
-        if isinstance(child, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in child.targets):
+        targets = child.targets if isinstance(child, ast.Assign) else []
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
             return child
     raise LookupError(f"{path}: no definition of {symbol!r} (the reading map names it)")
 
