@@ -51,6 +51,8 @@ COUNTS = [
         eg.layers.Sequential([eg.layers.Dense(2, seed=0)]), X, Y, batch_size=n)),
     ("MultiSteps", "every_k", lambda n: eg.optimizers.MultiSteps(eg.optimizers.SGD(), n).every_k == int(n)),
     ("normal", "shape", lambda n: eg.random.normal(n, seed=0).shape == (int(n),)),
+    ("eye", "num_rows", lambda n: eg.eye(n).shape == (int(n), int(n))),
+    ("linspace", "num", lambda n: eg.linspace(0.0, 1.0, n).shape == (int(n),)),
     ("gv.check_gradients", "max_elements", lambda n: gv.check_gradients(lambda x: x * x, [1.0, 2.0],
                                                                      max_elements=n).passed is not None),
 ]
