@@ -93,14 +93,16 @@ def backward_steps(tape: Any, target: Any, sources: Any,
         watched = tape._watched
     flat_sources = check_sources(nest.flatten(sources), "backward_steps")
     ids = [s._uid for s in flat_sources if watched is None or s._uid in watched]
-    seeds = seed_gradients(nest.flatten(target), output_gradients)
+    seeds = seed_gradients(nest.flatten(target), output_gradients, "backward_steps")
     steps: list[BackwardStep] = []
     walk(records, seeds, ids, on_step=steps.append)
     return iter(steps)
 
 
-def seed_gradients(targets: list[Any], output_gradients: Any) -> list[tuple[Tensor, Tensor]]:
-    """(target, its upstream gradient) pairs: ones, or the given ``output_gradients`` (checked).
+def seed_gradients(targets: list[Any], output_gradients: Any,
+                   op: str = "GradientTape.gradient") -> list[tuple[Tensor, Tensor]]:
+    """(target, its upstream gradient) pairs: ones, or the given ``output_gradients``, checked here
+    (count, shape, dtype, device) so that an error names ``op``'s argument, not an op inside the walk.
 
     >>> import engine as eg
     >>> [float(g) for _, g in seed_gradients([eg.constant(2.0)], None)]
@@ -108,21 +110,33 @@ def seed_gradients(targets: list[Any], output_gradients: Any) -> list[tuple[Tens
     """
     for t in targets:
         if not isinstance(t, Tensor):
-            raise ValueError(f"GradientTape.gradient: the target must be a Tensor, got {type(t).__name__}.")
+            raise ValueError(f"{op}: the target must be a Tensor, got {type(t).__name__}.")
     if output_gradients is None:
         return [(t, ones_like(t)) for t in targets]
     given = nest.flatten(output_gradients)
     if len(given) != len(targets):
-        raise ValueError(f"output_gradients has {len(given)} entries for {len(targets)} targets.")
+        raise ValueError(f"{op}: output_gradients has {len(given)} entries for {len(targets)} targets; "
+                         "give one per target (None for ones).")
     seeds = []
-    for t, g in zip(targets, given):
+    for i, (t, g) in enumerate(zip(targets, given)):
+        what = "output_gradients" if len(given) == 1 else f"output_gradients[{i}]"
         if g is None:
             g = ones_like(t)
-        g = convert_to_tensor(g, dtype=t.dtype) if not isinstance(g, Tensor) else g
+        if not isinstance(g, Tensor):
+            try:
+                g = convert_to_tensor(g, dtype=t.dtype)
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"{op}: {what} cannot be converted to its target's dtype {t.dtype}: "
+                                f"{exc}") from None
+        if g.dtype != t.dtype:
+            raise TypeError(f"{op}: {what} has dtype {g.dtype} but its target has dtype {t.dtype}; the "
+                            f"upstream gradient must match its target. Convert it: eg.cast(g, '{t.dtype}').")
         if g.shape != t.shape:
-            raise ValueError(
-                f"output_gradients: shape {g.shape} does not match its target's shape {t.shape}."
-            )
+            raise ValueError(f"{op}: {what} has shape {g.shape} but its target has shape {t.shape}; the "
+                             "upstream gradient must have its target's shape.")
+        if g._device is not t._device:
+            raise ValueError(f"{op}: {what} is on {g.device} but its target is on {t.device}. Move it "
+                             f"first: g.to('{t.device}').")
         seeds.append((t, g))
     return seeds
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from . import backend
+from . import backend, checks
 from . import recording as _rec
 from .primitive import weak_like
 from .tensor import Tensor
@@ -27,6 +27,7 @@ def _like(value: Any, ref: Tensor, op: str, what: str) -> Tensor:
 
     A tensor must already have ``ref``'s dtype; a Python/NumPy float cannot go into an int tensor.
     """
+    value = checks.python_number(value)  # np.float16(0.5) is a number here, not a float16 array
     if isinstance(value, Tensor):
         if value.dtype != ref.dtype:
             raise TypeError(
@@ -88,6 +89,7 @@ def _checked_clip_norm(clip_norm: Any, ref: Tensor, op: str) -> Tensor:
     A Python or NumPy threshold is checked on the host (no device transfer); a tensor on a GPU costs
     one small read-back for the check.
     """
+    clip_norm = checks.python_number(clip_norm)
     is_tensor = isinstance(clip_norm, Tensor) or backend.is_device_array(clip_norm)
     if not is_tensor:  # checked before converting (1e39 would become inf in float32, with a warning)
         _check_threshold(_host_value(clip_norm, None, ref.dtype), op)

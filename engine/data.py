@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from . import backend
+from . import backend, checks
 from . import random as _random
 from .tensor import Tensor
 
@@ -62,8 +62,9 @@ def load_digits(test_fraction: float = 0.2, seed: int = 0, flatten: bool = False
     >>> x_train.shape[1:], int(y_train.max())
     ((8, 8, 1), 9)
     """
-    if not 0 < test_fraction < 1:
-        raise ValueError(f"load_digits: test_fraction must be between 0 and 1, got {test_fraction!r}.")
+    test_fraction = checks.number(test_fraction, "test_fraction", "load_digits", low=0, high=1, low_open=True,
+                                  high_open=True)
+    checks.seed(seed, "load_digits")
     table = _digits_table()
     pixels = (table[:, :64] / 16.0).astype(dtype)
     labels = table[:, 64].astype(np.int32)
@@ -91,8 +92,7 @@ def batches(x: Any, y: Any, batch_size: int, shuffle: bool = True, seed: int | N
     n = len(x)
     if len(y) != n:
         raise ValueError(f"batches: x has {n} examples but y has {len(y)}.")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batches: batch_size must be a positive int, got {batch_size!r}.")
+    batch_size = checks.count(batch_size, "batch_size", "batches", minimum=1)
     order = _random.generator(seed).permutation(n) if shuffle else np.arange(n)
     stop = n - n % batch_size if drop_remainder else n
     on_device: dict[backend.Device, Tensor] = {}

@@ -207,7 +207,7 @@ class GradientTape:
                    unconnected: str) -> list[Tensor | None]:
         if unconnected not in _UNCONNECTED:
             raise ValueError(
-                f"unconnected_gradients must be 'none' or 'zero', got {unconnected!r}."
+                f"GradientTape.gradient: unconnected_gradients must be 'none' or 'zero', got {unconnected!r}."
             )
         _backward.check_sources(sources, "GradientTape.gradient")
         with _rec.gradients_scope():  # graph mode names these ops gradients/...

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from . import backend
+from . import backend, checks
 from . import ops as F
 from .data import batches
 from .interop import to_numpy
@@ -40,9 +40,13 @@ Pairs = list[tuple[Tensor | None, Any]]
 
 
 def accuracy(logits: Any, labels: Any) -> float:
-    """The fraction of rows whose largest logit is at the integer label."""
-    predicted = to_numpy(logits).argmax(axis=-1)
-    return float(np.mean(predicted == to_numpy(labels)))
+    """The fraction of rows whose largest logit is at the integer label (NaN for no rows).
+
+    >>> accuracy([[0.1, 0.9], [0.8, 0.2]], [1, 1])
+    0.5
+    """
+    hits = to_numpy(logits).argmax(axis=-1) == to_numpy(labels)
+    return float(np.mean(hits)) if hits.size else float("nan")
 
 
 def _hits(logits: Tensor, labels: Any) -> Tensor:
@@ -105,7 +109,10 @@ def evaluate(model: Callable, x: Any, y: Any, batch_size: int = 512,
     """Mean loss and accuracy over ``(x, y)`` with ``training=False`` (dropout off).
 
     Host batches go to the model's device; the sums stay there, and one transfer brings them back.
+    No examples is a ``ValueError`` (a mean over nothing has no value; 0.0 would read as a perfect loss).
     """
+    batch_size = checks.count(batch_size, "batch_size", "evaluate", minimum=1)
+    _check_examples(x, y, "evaluate", "x")
     totals, count = None, 0
     for xb, yb in batches(x, y, batch_size, shuffle=False):
         with backend.device(_model_device(model)):  # host batches go where the model is
@@ -113,8 +120,17 @@ def evaluate(model: Callable, x: Any, y: Any, batch_size: int = 512,
         both = F.stack([F.cast(F.sum(loss_fn(yb, logits)), "float64"), _hits(logits, yb)])
         totals = both if totals is None else totals + both
         count += len(yb)
-    total_loss, correct = (0.0, 0.0) if totals is None else totals.numpy().tolist()
-    return {"loss": total_loss / max(count, 1), "accuracy": correct / max(count, 1)}
+    total_loss, correct = totals.numpy().tolist()
+    return {"loss": total_loss / count, "accuracy": correct / count}
+
+
+def _check_examples(x: Any, y: Any, op: str, what: str) -> None:
+    """Refuse zero examples: a mean loss or an accuracy over nothing is no number (0.0 would look like
+    a result), and training on nothing is a mistake."""
+    if len(x) == 0:
+        raise ValueError(f"{op}: {what} has no examples (length 0): there is nothing to "
+                         f"{'train on' if op == 'fit' and what == 'x' else 'score'}, and a loss or accuracy "
+                         "over no examples has no value. Check how the data was loaded or split.")
 
 
 def _progress_bar(total: int, enabled: bool) -> Any:
@@ -156,11 +172,21 @@ def fit(model: Callable, x: Any, y: Any, optimizer: Any, epochs: int = 1, batch_
       (`LossPlot`); ``"auto"``: only inside a Jupyter kernel.
     - History keys: ``loss`` and ``accuracy`` (training, averaged over the epoch's batches as they
       were seen), ``epoch_seconds``, and with ``validation_data`` also ``val_loss``, ``val_accuracy``.
+    - No examples (in ``x`` or in ``validation_data``) is a ``ValueError``, never a loss of 0.0.
 
     Host (NumPy) batches go to the device of the model's variables. On a GPU, each step brings back
     one small vector (its loss and hit count) and nothing else; the labels are checked once, here,
     rather than in every loss call.
     """
+    epochs = checks.count(epochs, "epochs", "fit")
+    batch_size = checks.count(batch_size, "batch_size", "fit", minimum=1)
+    checks.seed(seed, "fit")
+    _check_examples(x, y, "fit", "x")
+    if validation_data is not None:
+        if not isinstance(validation_data, list | tuple) or len(validation_data) != 2:
+            raise TypeError(f"fit: validation_data must be a pair (x_val, y_val), got "
+                            f"{type(validation_data).__name__}.")
+        _check_examples(*validation_data, "fit", "validation_data")
     largest_label = _check_labels(y, "fit")
     n_batches = -(-len(x) // batch_size)
     history: dict[str, list[float]] = {"loss": [], "accuracy": [], "epoch_seconds": []}

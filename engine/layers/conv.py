@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .. import nn
+from .. import checks, nn
 from ..nn.windows import padding_name, pair
 from ..tensor import Tensor
 from . import initializers
@@ -35,9 +35,7 @@ class Conv2D(Layer):
                  padding: str = "SAME", activation: str | Callable | None = None, use_bias: bool = True,
                  seed: int | None = None, name: str | None = None):
         super().__init__(name)
-        if isinstance(filters, bool) or not isinstance(filters, int) or filters < 1:
-            raise ValueError(f"Conv2D: filters must be a positive int, got {filters!r}.")
-        self.filters = filters
+        self.filters = checks.count(filters, "filters", "Conv2D", minimum=1)
         self.kernel_size = pair(kernel_size, "kernel_size", "Conv2D")
         self.strides = pair(strides, "strides", "Conv2D")
         self.padding = padding_name(padding, "Conv2D")

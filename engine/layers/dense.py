@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .. import checks
 from .. import ops as F
 from ..tensor import Tensor
 from . import initializers
@@ -33,9 +34,7 @@ class Dense(Layer):
     def __init__(self, units: int, activation: str | Callable | None = None, use_bias: bool = True,
                  seed: int | None = None, name: str | None = None):
         super().__init__(name)
-        if isinstance(units, bool) or not isinstance(units, int) or units < 1:
-            raise ValueError(f"Dense: units must be a positive int, got {units!r}.")
-        self.units = units
+        self.units = checks.count(units, "units", "Dense", minimum=1)
         self.activation = get_activation(activation)
         self.use_bias = bool(use_bias)
         self.seed = seed

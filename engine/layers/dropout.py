@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import nn
+from .. import checks, nn
 from .. import random as _random
 from ..tensor import Tensor
 from .base import Layer
@@ -32,16 +32,15 @@ class Dropout(Layer):
 
     name_prefix = "dropout"
 
-    def __init__(self, rate: float, seed: int | None = None, name: str | None = None):
+    def __init__(self, rate: Any, seed: int | None = None, name: str | None = None):
         super().__init__(name)
-        if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 <= rate < 1:
-            raise ValueError(f"Dropout: rate must be in [0, 1), got {rate!r}.")
-        self.rate = float(rate)
+        # a number, or a 0-d float Tensor / Variable read on every call (eg.function graphs too)
+        self.rate = checks.live_number(rate, "rate", "Dropout", low=0, high=1, high_open=True)
         self.seed = seed
         self._rng: Any = None if seed is None else _random.generator(seed)
 
     def call(self, x: Tensor, training: bool = False) -> Tensor:
-        if not training or self.rate == 0:
+        if not training or (not isinstance(self.rate, Tensor) and self.rate == 0):
             return x
         return nn.dropout(x, self.rate, training=True, _seed_fn=self._next_seed)
 

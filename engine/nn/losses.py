@@ -50,6 +50,10 @@ def softmax_cross_entropy(labels: Any, logits: Any, axis: int = -1) -> Tensor:
     Gradient with respect to the logits: ``softmax(logits) * sum(labels) - labels`` (that is
     ``softmax - labels`` for labels that sum to 1); the labels get a gradient too.
 
+    A masked class (logit ``-inf``) with label 0 adds nothing (0·log 0 = 0), so the loss is the finite
+    one `sparse_softmax_cross_entropy` gives (PyTorch's and TensorFlow's dense forms give NaN there);
+    a row with every class masked gives NaN, as they do.
+
     >>> import engine as eg
     >>> eg.nn.softmax_cross_entropy([[0.0, 1.0]], [[0.0, 0.0]]).numpy()
     array([0.6931472], dtype=float32)
@@ -68,7 +72,9 @@ def softmax_cross_entropy(labels: Any, logits: Any, axis: int = -1) -> Tensor:
     if labels.shape != logits.shape:
         raise ValueError(f"{op}: labels {labels.shape} and logits {logits.shape} must have the same shape. "
                          "For integer class ids use sparse_softmax_cross_entropy.")
-    return F.negative(F.sum(labels * F.log_softmax(logits, axis=axis), axis=axis))
+    log_p = F.log_softmax(logits, axis=axis)
+    masked = F.logical_and(F.equal(labels, 0), F.equal(log_p, -np.inf))  # 0·log 0 counts as 0, not NaN
+    return F.negative(F.sum(labels * F.where(masked, F.zeros_like(log_p), log_p), axis=axis))
 
 
 def sparse_softmax_cross_entropy(labels: Any, logits: Any) -> Tensor:
@@ -139,14 +145,17 @@ _one_hot = Primitive("one_hot", _one_hot_forward, vjps=None, same_dtype=False,
 # ~15 VJP ops; this is one of each). tests/test_fused_losses.py checks it against the composite. -----
 
 def _shifted(xp: Any, logits: Any) -> Any:
-    """logits - max(logits) along the last axis (a non-finite max shifts by 0, as `logsumexp` does)."""
-    m = logits.max(axis=-1, keepdims=True)
-    return logits - xp.where(xp.isfinite(m), m, 0).astype(logits.dtype)
+    """logits - max(logits) along the last axis, as PyTorch and TensorFlow shift: a row whose max is
+    -inf (every class masked), +inf or NaN becomes NaN, and so does its loss and its gradient."""
+    return logits - logits.max(axis=-1, keepdims=True)
 
 
 def _xent_forward(xp: Any, logits: Any, one_hot: Any) -> Any:
+    """logsumexp(z) - z[label], z = logits - max. A masked (-inf) class that is not the label adds
+    nothing (0·(-inf) would be NaN); a masked label gives +inf, as in PyTorch."""
     z = _shifted(xp, logits)
-    return (xp.log(xp.exp(z).sum(axis=-1)) - (one_hot * z).sum(axis=-1)).astype(logits.dtype, copy=False)
+    picked = (one_hot * xp.where(one_hot == 0, 0, z)).sum(axis=-1)
+    return (xp.log(xp.exp(z).sum(axis=-1)) - picked).astype(logits.dtype, copy=False)
 
 
 def _xent_grad_forward(xp: Any, logits: Any, one_hot: Any) -> Any:

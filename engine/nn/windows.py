@@ -21,23 +21,29 @@ from typing import Any
 
 import numpy as np
 
+from .. import checks
+
 __all__ = ["pair", "padding_name", "geometry", "pad", "windows", "fold", "inside"]
 
 
 def pair(value: Any, name: str, op: str) -> tuple[int, int]:
-    """``2`` → ``(2, 2)``; ``(2, 3)`` stays; TensorFlow's ``[1, 2, 3, 1]`` → ``(2, 3)``."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        values: Sequence[Any] = (value, value)
-    elif isinstance(value, list | tuple) and len(value) == 2:
-        values = value
+    """``2`` → ``(2, 2)``; ``(2, 3)`` stays; TensorFlow's ``[1, 2, 3, 1]`` → ``(2, 3)``. Python or NumPy
+    ints (a 1-D integer array too), each >= 1 (`engine.checks.count`).
+
+    >>> pair(np.int8(2), "strides", "conv2d"), pair([1, 2, 3, 1], "strides", "conv2d")
+    ((2, 2), (2, 3))
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        value = value.tolist()
+    if isinstance(value, list | tuple) and len(value) == 2:
+        values: Sequence[Any] = value
     elif isinstance(value, list | tuple) and len(value) == 4 and value[0] == 1 and value[3] == 1:
         values = value[1:3]
+    elif isinstance(value, list | tuple):
+        raise ValueError(f"{op}: {name} must be an int, a pair (h, w), or [1, h, w, 1]; got {value!r:.60}.")
     else:
-        raise ValueError(f"{op}: {name} must be an int, a pair (h, w), or [1, h, w, 1]; got {value!r}.")
-    out = tuple(int(v) for v in values)
-    if min(out) < 1:
-        raise ValueError(f"{op}: {name} must be positive, got {value!r}.")
-    return out  # type: ignore[return-value]
+        values = (value, value)
+    return tuple(checks.count(v, name, op, minimum=1) for v in values)  # type: ignore[return-value]
 
 
 def padding_name(padding: Any, op: str) -> str:

@@ -82,6 +82,8 @@ def _normalize(key: Any, x: Tensor) -> tuple:
             k = tensors[len(parts)]._data
         elif isinstance(k, list):
             k = np.asarray(k)
+            if k.size == 0 and k.dtype.kind == "f":  # x[[]]: NumPy's empty integer selection
+                k = k.astype(np.intp)
         elif isinstance(k, np.integer):
             k = int(k)
         elif not (_is_array(k) or isinstance(k, int | slice | type(None) | type(Ellipsis))):

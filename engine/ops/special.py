@@ -1,6 +1,10 @@
 """Softmax and friends, composed from primitives (their gradients come for free), written to be
 stable for large inputs.
 
+Non-finite logits as in PyTorch and TensorFlow: a masked class (``-inf``) gets probability 0 and the
+others stay finite, values and gradients; a row with every class masked, a ``+inf`` or a NaN gives
+NaN (logsumexp: ``-inf`` for an all ``-inf`` row, ``+inf`` with a ``+inf``).
+
 >>> import engine as eg
 >>> eg.softmax(eg.constant([1000.0, 1000.0])).numpy()
 array([0.5, 0.5], dtype=float32)
@@ -18,11 +22,13 @@ from .reduction import sum
 from .shape import reshape, squeeze
 
 
-def _shift_forward(xp: Any, x: Any, axis: int | tuple[int, ...] | None) -> Any:
-    """max(x) over ``axis``, with infinities replaced by 0: logsumexp(x) equals
-    m + log(sum(exp(x - m))) for any constant m, and this m keeps exp from overflowing."""
+def _shift_forward(xp: Any, x: Any, axis: int | tuple[int, ...] | None, finite: bool = True) -> Any:
+    """max(x) over ``axis``: logsumexp(x) equals m + log(sum(exp(x - m))) for any constant m, and this
+    m keeps exp from overflowing. ``finite``: infinities replaced by 0 (logsumexp: an all -inf row gives
+    -inf, a +inf one +inf); else the max itself (softmax, log_softmax: such rows give NaN, as in PyTorch
+    and TensorFlow)."""
     m = xp.max(x, axis=axis, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
-    return xp.where(xp.isfinite(m), m, 0).astype(x.dtype)
+    return xp.where(xp.isfinite(m), m, 0).astype(x.dtype) if finite else m
 
 
 def _floats(x: Any, op: str) -> Tensor:
@@ -70,7 +76,7 @@ def log_softmax(x: Any, axis: int = -1) -> Tensor:
     """
     x = _floats(x, "log_softmax")
     axis = _one_axis(x, axis, "log_softmax")
-    z = x - _shift(x, axis=axis)
+    z = x - _shift(x, axis=axis, finite=False)
     return z - log(sum(exp(z), axis=axis, keepdims=True))
 
 
@@ -83,5 +89,5 @@ def softmax(x: Any, axis: int = -1) -> Tensor:
     """
     x = _floats(x, "softmax")
     axis = _one_axis(x, axis, "softmax")
-    e = exp(x - _shift(x, axis=axis))
+    e = exp(x - _shift(x, axis=axis, finite=False))
     return e / sum(e, axis=axis, keepdims=True)

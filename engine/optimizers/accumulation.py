@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from .. import trace
+from .. import checks, trace
 from ..tape import GradientTape
 from ..tensor import Tensor
 from ..variable import Variable
@@ -123,10 +123,8 @@ class MultiSteps:
     def __init__(self, optimizer: Optimizer, every_k: int, average: bool = True):
         if not hasattr(optimizer, "apply_gradients"):
             raise TypeError(f"MultiSteps: expected an optimizer, got {type(optimizer).__name__}.")
-        if isinstance(every_k, bool) or not isinstance(every_k, int) or every_k < 1:
-            raise ValueError(f"MultiSteps: every_k must be an int >= 1, got {every_k!r}.")
         self.optimizer = optimizer
-        self.every_k = every_k
+        self.every_k = checks.count(every_k, "every_k", "MultiSteps", minimum=1)
         self.accumulator = Accumulator(average=average)
         self.name = f"MultiSteps({optimizer.name})"
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend
+from .. import backend, checks, trace
 from .. import recording as _rec
 from ..dtypes import weak_array
 from ..tape import GradientTape
@@ -32,7 +32,7 @@ from ..variable import Variable
 
 __all__ = ["Optimizer", "as_gradient_array", "check_trainable_dtype"]
 
-LearningRate = float | Callable[[int], Any]
+LearningRate = float | Tensor | Callable[[int], Any]
 
 
 def _label(var: Variable) -> str:
@@ -111,8 +111,10 @@ def _pairs(grads_and_vars: Iterable[Any], op: str) -> list[tuple[Any, Variable]]
 class Optimizer:
     """Base class. Subclasses set ``slot_names`` and write `_initial_slots` and `_update`.
 
-    ``learning_rate`` is a number or a callable ``f(step) -> number``, called with the number of
-    updates applied so far (0 for the first), like a Keras schedule.
+    ``learning_rate`` is a number (Python or NumPy), a 0-d float Tensor or Variable, or a callable
+    ``f(step) -> number or 0-d tensor`` called with the number of updates applied so far (0 for the
+    first), like a Keras schedule. A Variable or a schedule is read each time a step runs, eagerly and
+    in an ``eg.function`` graph alike (assigning the Variable changes the next step's rate).
 
     >>> import engine as eg
     >>> isinstance(eg.optimizers.Adam(), eg.optimizers.Optimizer)
@@ -123,7 +125,7 @@ class Optimizer:
 
     def __init__(self, learning_rate: LearningRate = 0.01, name: str | None = None):
         if not callable(learning_rate):
-            learning_rate = _check_number(learning_rate, "learning_rate", type(self).__name__)
+            learning_rate = checks.live_number(learning_rate, "learning_rate", type(self).__name__)
         self.learning_rate = learning_rate
         self.name = name or type(self).__name__
         self._iterations = 0
@@ -136,12 +138,15 @@ class Optimizer:
         return self._iterations
 
     def current_learning_rate(self, step: int | None = None) -> float:
-        """The learning rate used at ``step`` (default: the next update)."""
+        """The learning rate used at ``step`` (default: the next update): a Variable's value now, a
+        schedule's value for that step. Read outside any graph being traced (`trace.init_scope`), so
+        a traced step reads it when it runs, not once when traced."""
         lr = self.learning_rate
-        if callable(lr):
-            lr = lr(self._iterations if step is None else step)
-        if isinstance(lr, Tensor) and lr.size == 1:
-            lr = lr.item()
+        with trace.init_scope():
+            if callable(lr):
+                lr = lr(self._iterations if step is None else step)
+            if isinstance(lr, Tensor) and lr.size == 1:
+                lr = backend.to_host(lr._data).item()  # (not .item(): no tape host-read warning)
         if isinstance(lr, bool) or not isinstance(lr, int | float | np.number):
             raise TypeError(f"{self.name}: the learning rate is {type(lr).__name__} {lr!r:.60}; it must "
                             "be a number (a schedule must return a number for each step).")
@@ -352,17 +357,5 @@ def _slot_variable(value: Any, var: Variable, name: str) -> Variable:
 
 def _check_number(value: Any, name: str, owner: str, low: float | None = None, high: float | None = None,
                   high_inclusive: bool = False) -> float:
-    """A hyperparameter as a float, or a clear error."""
-    if isinstance(value, bool) or not isinstance(value, int | float | np.number):
-        if isinstance(value, Tensor) and value.size == 1:
-            value = value.item()
-        else:
-            raise TypeError(f"{owner}: {name} must be a number, got {type(value).__name__}.")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{owner}: {name} must be finite, got {value}.")
-    if low is not None and value < low:
-        raise ValueError(f"{owner}: {name} must be >= {low}, got {value}.")
-    if high is not None and (value > high or (value == high and not high_inclusive)):
-        raise ValueError(f"{owner}: {name} must be {'<=' if high_inclusive else '<'} {high}, got {value}.")
-    return value
+    """A hyperparameter as a float (`engine.checks.number`), or a clear error naming ``owner``."""
+    return checks.number(value, name, owner, low=low, high=high, high_open=not high_inclusive)

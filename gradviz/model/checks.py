@@ -17,7 +17,7 @@ from typing import Any
 
 __all__ = [
     "describe", "wrong_type", "expect_tensor", "expect_tensors", "expect_callable", "expect_numbers",
-    "expect_collection", "expect_mapping", "expect_labels", "expect_integer",
+    "expect_collection", "expect_mapping", "expect_labels", "expect_integer", "expect_number",
 ]
 
 TENSOR = "an engine Tensor (e.g. the loss computed inside the tape)"
@@ -154,3 +154,20 @@ def expect_integer(where: str, what: str, value: Any, expected: str = "an intege
         except TypeError:
             pass
     raise wrong_type(where, what, expected, value)
+
+
+def expect_number(where: str, what: str, value: Any) -> float:
+    """``value`` as a float when it is a number of any kind a notebook computes (Python, a NumPy scalar
+    of any width, a 0-d array or tensor: `engine.checks.number`), else a `TypeError` naming ``where``
+    and ``what``. NaN and infinities come back as they are, for the caller's own range check.
+
+    >>> import numpy as np
+    >>> expect_number("gv.clipping", "threshold", np.float16(0.5))
+    0.5
+    """
+    from engine import checks  # noqa: PLC0415
+
+    try:
+        return checks.number(value, what, where)
+    except ValueError:  # a number, but not finite: the widget says what it needs
+        return float(value)

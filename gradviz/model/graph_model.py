@@ -209,13 +209,15 @@ class GraphModel:
 
 
 def build_model(
-    target: Any, tape: Any, names: Mapping[str, Any] | None = None, grads: bool = True
+    target: Any, tape: Any, names: Mapping[str, Any] | None = None, grads: bool = True,
+    caller: str = "gv.graph",
 ) -> GraphModel:
     """The graph of the ops ``target`` depends on, as ``tape`` (or a list of tapes) recorded them.
 
     ``target``: a tensor, a list of tensors (their sum is differentiated), or None for every record.
     ``names``: any name → tensor mapping (``locals()``), for labels. Tensor names are the fallback.
     ``grads``: compute d target / d node for every node with the engine's backward pass.
+    ``caller``: the gradviz call the user made (``gv.backprop``...), which errors name.
 
     >>> import engine as eg
     >>> import gradviz as gv
@@ -229,12 +231,12 @@ def build_model(
     """
     from engine import Variable  # noqa: PLC0415
 
-    tapes = tapeinfo.as_tapes(tape, "gv.graph")
+    tapes = tapeinfo.as_tapes(tape, caller)
     merged = tapeinfo.merged_records(tapes)
     if not merged:
-        raise tapeinfo.no_records_error("gv.graph", tapes[0])
+        raise tapeinfo.no_records_error(caller, tapes[0])
     labels = tapeinfo.tape_labels(tapes, names)
-    targets = _flatten_targets(target)
+    targets = _flatten_targets(target, caller)
 
     alias = variable_reads([r for r, _ in merged])
 
@@ -247,15 +249,16 @@ def build_model(
         kept, grads = _on_backward_path(merged, targets)
         for t in targets:
             if key(t) not in produced and not any(key(i) == key(t) for r, _ in kept for i in r.inputs):
+                call = "gv.graph(y, tape=...)" if caller == "gv.graph" else f"{caller}(tape, y, ...)"
                 raise ValueError(
-                    f"gv.graph: the target (tensor #{t.id}, shape {t.shape}) was not computed on this tape. "
+                    f"{caller}: the target (tensor #{t.id}, shape {t.shape}) was not computed on this tape. "
                     "Compute it inside the tape's `with` block from watched tensors (tape.watch(x) or "
-                    "trainable Variables), or pass the tape that recorded it: gv.graph(y, tape=...)."
+                    f"trainable Variables), or pass the tape that recorded it: {call}."
                 )
     else:
         kept = merged
 
-    by_name = tapeinfo.names_by_id(names, "gv.graph")
+    by_name = tapeinfo.names_by_id(names, caller)
     watched = {
         key(t)
         for tp in tapes
@@ -328,12 +331,12 @@ def build_model(
     return model
 
 
-def _flatten_targets(target: Any) -> list[Any]:
+def _flatten_targets(target: Any, caller: str = "gv.graph") -> list[Any]:
     from gradviz.model.checks import expect_tensors  # noqa: PLC0415
 
     if target is None:
         return []
-    return expect_tensors("gv.graph", "the target", target)
+    return expect_tensors(caller, "the target", target)
 
 
 def _on_backward_path(merged: list, targets: list) -> tuple[list, dict[int, Any]]:

@@ -15,11 +15,11 @@ True
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
 from gradviz.model.array_summary import ArraySummary, summarise_array
 from gradviz.render.fmt import number
+from gradviz.render.text import esc as escape
 
 __all__ = ["array_html", "array_text"]
 

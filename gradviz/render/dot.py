@@ -29,6 +29,7 @@ from gradviz.model.checks import expect_labels, wrong_type
 from gradviz.model.graph_model import GraphModel, Node
 from gradviz.render import fmt
 from gradviz.render.array_panel import array_text
+from gradviz.render.text import visible
 from gradviz.render.theme import Palette, palette
 
 __all__ = ["Drawing", "to_dot", "escape_text", "escape_record", "DEFAULT_SHOW", "MAX_DRAWN_NODES"]
@@ -46,14 +47,14 @@ def escape_text(text: str) -> str:
     """A string for a DOT quoted attribute (tooltip, plain label): backslashes and quotes escaped,
     newlines as Graphviz line breaks. Never interpreted as HTML: pass the result through
     ``graphviz.nohtml`` (done by `to_dot`)."""
-    text = str(text).replace("\\", "\\\\").replace('"', '\\"')
+    text = visible(text).replace("\\", "\\\\").replace('"', '\\"')
     return text.replace("\r", "").replace("\n", "\\n")
 
 
 def escape_record(text: str) -> str:
     """One field of a record label: record syntax characters ``{ } | < >`` escaped as well."""
     out = []
-    for ch in str(text).replace("\r", "").replace("\n", " "):
+    for ch in visible(text).replace("\r", "").replace("\n", " "):
         out.append("\\" + ch if ch in _RECORD_SPECIAL else ch)
     return "".join(out)
 

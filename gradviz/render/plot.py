@@ -11,6 +11,8 @@ import base64
 import io
 from typing import Any
 
+from gradviz.render.text import visible
+
 # Colours per theme. "series": one colour per line / optimizer (colour-blind friendly, Okabe–Ito).
 _PALETTES: dict[str, dict[str, Any]] = {
     "light": {
@@ -85,11 +87,31 @@ def plain_texts(fig: Any) -> Any:
     >>> "cost $w$" in svg_text(plain_texts(fig)), t.get_parse_math()
     (True, False)
     """
+    from matplotlib.axes import Axes
     from matplotlib.text import Text
+    from matplotlib.ticker import FixedFormatter, FuncFormatter
 
     for text in fig.findobj(Text):
         text.set_parse_math(False)
+        shown = text.get_text()
+        if visible(shown) != shown:  # control characters as escapes (`gradviz.render.text`)
+            text.set_text(visible(shown))
+    for ax in fig.findobj(Axes):  # tick labels are made again when drawn: escape their source too
+        for axis in (ax.xaxis, ax.yaxis):
+            ticks = axis.get_major_formatter()
+            if isinstance(ticks, FixedFormatter):
+                ticks.seq = [visible(s) for s in ticks.seq]
+            elif isinstance(ticks, FuncFormatter) and not getattr(ticks.func, "visible", False):
+                ticks.func = _visible_ticks(ticks.func)
     return fig
+
+
+def _visible_ticks(func: Any) -> Any:
+    def shown(x: Any, pos: Any = None) -> str:
+        return visible(func(x, pos))
+
+    shown.visible = True  # type: ignore[attr-defined]
+    return shown
 
 
 def png_bytes(fig: Any, dpi: float | None = None) -> bytes:
@@ -110,10 +132,10 @@ def svg_text(fig: Any) -> str:
 
 def png_img_tag(png: bytes, alt: str) -> str:
     """An ``<img>`` with the PNG inlined (for static HTML)."""
-    from html import escape
+    from gradviz.render.text import esc  # noqa: PLC0415
 
     data = base64.b64encode(png).decode("ascii")
-    return f'<img alt="{escape(alt)}" src="data:image/png;base64,{data}" style="max-width:100%"/>'
+    return f'<img alt="{esc(alt)}" src="data:image/png;base64,{data}" style="max-width:100%"/>'
 
 
 def fmt(x: Any, digits: int = 4) -> str:

@@ -17,6 +17,8 @@ import html
 import re
 from collections.abc import Mapping
 
+from gradviz.render.text import esc, visible
+
 __all__ = ["restyle", "strip_prolog", "size_pt"]
 
 _GROUP = re.compile(r'<g id="([^"]+)" class="(node|edge|cluster)">')
@@ -28,7 +30,7 @@ _ATTR = re.compile(r'\s([a-zA-Z:-]+)="([^"]*)"')
 def _set_attrs(attrs: str, changes: Mapping[str, str]) -> str:
     present = dict(_ATTR.findall(attrs))
     for key, value in changes.items():
-        value = html.escape(str(value), quote=True)
+        value = esc(value, quote=True)
         if key in present:
             attrs = re.sub(
                 rf'(\s{re.escape(key)}=")[^"]*(")',
@@ -97,7 +99,7 @@ def _restyle_group(
                 body,
             )
     if text:
-        wanted = {" ".join(k.split()): v for k, v in text.items()}
+        wanted = {" ".join(visible(k).split()): v for k, v in text.items()}  # as the DOT escapes drew them
 
         def fix_text(m: re.Match) -> str:
             content = m.group(2)
@@ -107,7 +109,7 @@ def _restyle_group(
             style = dict(style)
             replacement = style.pop("text", None)
             if replacement is not None:
-                content = html.escape(str(replacement), quote=False)
+                content = esc(replacement, quote=False)
             return f"<text{_set_attrs(m.group(1), style)}>{content}</text>"
 
         body = _TEXT.sub(fix_text, body)

@@ -11,15 +11,43 @@ Subclasses implement ``to_svg()`` (or ``to_png()``), ``to_html()`` and ``_build_
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 from typing import Any
 
 import traitlets
 
-__all__ = ["View", "svg_widget_class", "page", "info_table", "esc"]
+from gradviz.render.text import esc
 
-esc = html.escape
+__all__ = ["View", "svg_widget_class", "page", "info_table", "esc", "Number", "Whole"]
+
+
+class Number(traitlets.Float):
+    """A float trait that takes every number a notebook computes (NumPy scalars of any width, 0-d arrays
+    and tensors), converted by `gradviz.model.checks.expect_number` before traitlets checks it, so a
+    wrong value is refused with the name of the call (``where``) and of the trait."""
+
+    def __init__(self, default_value: float = 0.0, where: str = "gradviz", **kwargs: Any) -> None:
+        super().__init__(default_value, **kwargs)
+        self.where = where
+
+    def validate(self, obj: Any, value: Any) -> float:
+        from gradviz.model.checks import expect_number  # noqa: PLC0415
+
+        return super().validate(obj, expect_number(self.where, self.name, value))
+
+
+class Whole(traitlets.Int):
+    """An int trait that takes Python and NumPy integers of any width (`engine.checks.integer`)."""
+
+    def __init__(self, default_value: int = 0, where: str = "gradviz", **kwargs: Any) -> None:
+        super().__init__(default_value, **kwargs)
+        self.where = where
+
+    def validate(self, obj: Any, value: Any) -> int:
+        from engine import checks  # noqa: PLC0415
+
+        return super().validate(obj, checks.integer(value, self.name, self.where))
+
 
 
 class View(traitlets.HasTraits):

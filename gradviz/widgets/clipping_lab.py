@@ -26,7 +26,6 @@ Methods (``c`` is the threshold):
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -43,6 +42,8 @@ from gradviz.model.clip_results import (
     measure_before,
     parse_gradients,
 )
+from gradviz.render.text import esc
+from gradviz.widgets.base import Number
 from gradviz.widgets.plot_widget import PlotWidget
 
 __all__ = ["clipping", "ClippingLab", "ClipResult", "clip_gradients", "METHODS"]
@@ -92,7 +93,7 @@ class ClippingLab(PlotWidget):
 
     # ---- state: declared once, checked once ----------------------------------------------------------
     method = traitlets.Unicode("global norm")
-    threshold = traitlets.Float(1.0)
+    threshold = Number(1.0, where="gv.clipping")
 
     @traitlets.validate("method")
     def _check_method(self, proposal: Any) -> str:
@@ -105,7 +106,7 @@ class ClippingLab(PlotWidget):
     def _check_threshold(self, proposal: Any) -> float:
         value = float(proposal["value"])
         if not value > 0 or not math.isfinite(value):
-            raise ValueError(f"clipping: the threshold must be > 0 and finite, got {value!r}.")
+            raise ValueError(f"gv.clipping: the threshold must be > 0 and finite, got {value!r}.")
         return value
 
     @traitlets.observe("method", "threshold")
@@ -276,11 +277,11 @@ class ClippingLab(PlotWidget):
         for k, name in enumerate(self.names):
             g = self.grads[k]
             if g is None:
-                rows.append(f"<tr><td>{html.escape(name)}</td><td colspan='5'>None (no gradient)</td></tr>")
+                rows.append(f"<tr><td>{esc(name)}</td><td colspan='5'>None (no gradient)</td></tr>")
                 continue
             scale = r.norms_after[k] / r.norms_before[k] if r.norms_before[k] else math.nan
             rows.append(
-                f"<tr><td>{html.escape(name)}</td><td>{html.escape(str(g.shape))}</td>"
+                f"<tr><td>{esc(name)}</td><td>{esc(str(g.shape))}</td>"
                 f"<td>{fmt(r.norms_before[k])}</td><td>{fmt(r.norms_after[k])}</td>"
                 f"<td>{fmt(scale)}</td><td>{_deg(r.angles_deg[k])}</td></tr>"
             )
@@ -294,12 +295,12 @@ class ClippingLab(PlotWidget):
         )
         bad = [n for n, a in zip(self.names, self._arrays) if a is not None and not np.isfinite(a).all()]
         warning = (
-            f"<br/><b>inf/NaN entries in {html.escape(', '.join(bad))}</b>: not drawn; their norms "
+            f"<br/><b>inf/NaN entries in {esc(', '.join(bad))}</b>: not drawn; their norms "
             "are inf/NaN, and clipping by norm turns them into NaN (TensorFlow's rule)." if bad else ""
         )
         return (
             "<div style='font-size:12px'>"
-            f"<code>{html.escape(CALLS[r.method].format(c=f'{r.threshold:.4g}'))}</code><br/>"
+            f"<code>{esc(CALLS[r.method].format(c=f'{r.threshold:.4g}'))}</code><br/>"
             f"{verdict}{warning}<table class='gv-clip-table' style='border-collapse:collapse;margin-top:4px'>"
             f"<style>.gv-clip-table th, .gv-clip-table td {{padding: 1px 8px; text-align: right}}</style>"
             f"{head}{''.join(rows)}</table>"

@@ -17,13 +17,13 @@ functions, so they agree.
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from gradviz.render.text import esc
 from gradviz.render.theme import css_color
 from gradviz.widgets.frames import Frames, rows_html
 
@@ -74,7 +74,7 @@ def rate_grid(anchor: float, current: float | None = None) -> list[float]:
 def _swatch(color: str, name: str) -> str:
     """The optimizer's line colour (a bar, not a glyph: no text to read in either theme) and name."""
     bar = f"display:inline-block;width:16px;height:3px;vertical-align:middle;background:{color}"
-    return f"<span style='{bar}'></span> {html.escape(name)}"
+    return f"<span style='{bar}'></span> {esc(name)}"
 
 
 def state_rows(view: Any, name: str, lr: float, steps: Sequence[int]) -> dict[str, Any]:
@@ -91,7 +91,7 @@ def state_rows(view: Any, name: str, lr: float, steps: Sequence[int]) -> dict[st
         k = min(s, len(traj.updates))
         u = traj.updates[k - 1] if k >= 1 else None
         g = traj.gradient_at(k)
-        slots = ", ".join(f"{html.escape(n)}={fmt(v)}" for n, v in (u.slots if u else {}).items()) or "—"
+        slots = ", ".join(f"{esc(n)}={fmt(v)}" for n, v in (u.slots if u else {}).items()) or "—"
         rows.append([str(k), fmt(points[k]), fmt(losses[k]), "—" if g is None else fmt(g),
                      "—" if u is None else fmt(u.delta), slots + tail])
     return {"lead": [_swatch(view.colors()[name], name)], "rows": rows}
@@ -120,7 +120,7 @@ def trace_rows(view: Any, name: str, lr: float, steps: Sequence[int]) -> dict[st
         rows.append([str(r["step"]), fmt_exact(r["before"]), fmt_exact(r["gradient"]), middle,
                      fmt_exact(r["after"])])
     rule = f", learning rate {fmt(lr)}: after = before − {fmt(lr)}·gradient" if sgd else ""
-    return {"head": f"<b>{html.escape(name)} trace</b>{rule}<table class='gv-dt'>{head}", "rows": rows,
+    return {"head": f"<b>{esc(name)} trace</b>{rule}<table class='gv-dt'>{head}", "rows": rows,
             "tail": "</table>", "window": TRACE_WINDOW}
 
 

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import traitlets
 
-from gradviz.model.checks import expect_callable, expect_numbers, wrong_type
+from gradviz.model.checks import expect_callable, expect_number, expect_numbers, wrong_type
 from gradviz.model.descent_runs import (
     Trajectory,
     factories,
@@ -36,6 +36,7 @@ from gradviz.model.descent_runs import (
     standard_optimizers,
 )
 from gradviz.render.descent_plots import DescentPlots
+from gradviz.widgets.base import Number, Whole
 from gradviz.widgets.descent_frames import MAX_STEPS, rate_grid, step_grid
 from gradviz.widgets.plot_widget import PlotWidget
 
@@ -88,8 +89,8 @@ class DescentTrace(DescentPlots, PlotWidget):
         self._layout_box()
 
     # ---- state: declared once, checked once ----------------------------------------------------------
-    step = traitlets.Int(0, help="The number of updates shown (0 = the start).")
-    learning_rate = traitlets.Float(0.1, help="The learning rate every optimizer runs with.")
+    step = Whole(0, where="gv.descent", help="The number of updates shown (0 = the start).")
+    learning_rate = Number(0.1, where="gv.descent", help="The learning rate every optimizer runs with.")
     selected = traitlets.Any((), help="The optimizers shown (a tuple of names, in the widget's order).")
 
     @traitlets.validate("step")
@@ -250,8 +251,7 @@ def _check_steps(steps: Any) -> int:
 
 
 def _check_rate(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise wrong_type("gv.descent", "learning_rate", "a number", value)
+    value = expect_number("gv.descent", "learning_rate", value)
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"descent: learning_rate must be a positive number (> 0 and finite), got {value!r}.")
     return float(value)

@@ -29,7 +29,6 @@ or (for edges) the engine's VJPs.
 
 from __future__ import annotations
 
-import html
 import math
 from typing import Any
 
@@ -39,6 +38,8 @@ import traitlets
 from gradviz.model.flow_stats import RATIO_GUIDE, STATS, summarise
 from gradviz.model.recorder import Recorder
 from gradviz.render.edges import edge_attributes, edge_magnitudes
+from gradviz.render.text import esc
+from gradviz.widgets.base import Whole
 from gradviz.widgets.flow_frames import draw_lines, flow_frames, short_name
 from gradviz.widgets.plot_widget import PlotWidget
 
@@ -86,7 +87,7 @@ class FlowView(PlotWidget):
         return self._data[key]
 
     # ---- state: declared once, checked once ----------------------------------------------------------
-    step = traitlets.Int(0, help="The training step the bars show.")
+    step = Whole(0, where="gv.flow", help="The training step the bars show.")
     stat = traitlets.Unicode("norm", help="The statistic the lines show (a key of STATS).")
     by = traitlets.Unicode("layer", help="'layer' or 'variable'.")
     log = traitlets.Bool(True, help="Log scale where the values span decades.")
@@ -306,12 +307,12 @@ class FlowView(PlotWidget):
                     flag = f" <span style='color:{css_color('warn')}'>(barely moving)</span>"
             if not np.isfinite(norms[k, j]):
                 flag += f" <span style='color:{css_color('bad')}'>(no / non-finite gradient)</span>"
-            rows.append(f"<tr><td style='text-align:left'>{html.escape(name)}</td><td>{fmt(norms[k, j])}</td>"
+            rows.append(f"<tr><td style='text-align:left'>{esc(name)}</td><td>{fmt(norms[k, j])}</td>"
                         f"<td>{fmt(maxes[k, j])}</td><td>{fmt(weights[k, j])}</td>"
                         f"<td>{fmt(ratio)}{flag}</td></tr>")
         head = ("<tr><th>" + ("layer" if self.by == "layer" else "variable") +
                 "</th><th>‖g‖</th><th>max |g|</th><th>‖w‖</th><th>‖Δw‖/‖w‖</th></tr>")
-        note = f"<div>{html.escape(self.note)}</div>" if self.note else ""
+        note = f"<div>{esc(self.note)}</div>" if self.note else ""
         return (f"<div style='font-size:12px'>{note}<b>step {steps[k]}</b>"
                 "<style>.gv-fl td,.gv-fl th{padding:1px 8px;text-align:right}</style>"
                 f"<table class='gv-fl'>{head}{''.join(rows)}</table></div>")

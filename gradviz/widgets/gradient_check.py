@@ -17,7 +17,6 @@ A non-scalar ``f`` is differentiated as the sum of its elements (what ``tape.gra
 
 from __future__ import annotations
 
-import html
 import inspect
 import math
 from collections.abc import Callable, Sequence
@@ -27,6 +26,7 @@ import numpy as np
 import traitlets
 
 from gradviz.model.checks import expect_callable, expect_numbers
+from gradviz.render.text import esc
 from gradviz.render.theme import css_color
 from gradviz.widgets.plot_widget import PlotWidget
 
@@ -75,6 +75,7 @@ class GradientCheck(PlotWidget):
     def __init__(self, f: Callable, args: Sequence[Any], eps: float = 1e-6, rtol: float = 1e-5,
                  atol: float = 1e-7, max_elements: int = 2000, seed: int = 0, theme: str | None = None):
         import engine as eg
+        from engine import checks
 
         super().__init__(theme)
         expect_callable("gv.check_gradients", "f", f)
@@ -82,7 +83,12 @@ class GradientCheck(PlotWidget):
             raise ValueError("check_gradients: give the inputs to check at: check_gradients(f, x, y).")
         self.names = _names(f, len(args))
         self.inputs = [_as_float64(a, n) for a, n in zip(args, self.names)]
-        self.eps, self.rtol, self.atol = float(eps), float(rtol), float(atol)
+        where = "gv.check_gradients"
+        self.eps = checks.number(eps, "eps", where, low=0, low_open=True)
+        self.rtol = checks.number(rtol, "rtol", where, low=0)
+        self.atol = checks.number(atol, "atol", where, low=0)
+        max_elements = checks.count(max_elements, "max_elements", where, minimum=1)
+        checks.seed(seed, where)
         try:
             value = _call(f, self.inputs)
             grads = eg.gradients_function(f)(*[eg.constant(a) for a in self.inputs])
@@ -285,16 +291,16 @@ class GradientCheck(PlotWidget):
         head = ("<tr><th>index</th><th>x</th><th>analytic</th><th>numerical</th><th>|difference|</th>"
                 "<th>relative error</th><th></th></tr>")
         nones = [n for n, none in zip(self.names, self.none_gradient) if none]
-        none_note = (f"<br/><i>The engine's gradient for {html.escape(', '.join(nones))} is None (f does not "
+        none_note = (f"<br/><i>The engine's gradient for {esc(', '.join(nones))} is None (f does not "
                      "depend on it); compared as 0.</i>" if nones else "")
         color = css_color("good" if self.ok else "bad")
         return (
             "<style>.gv-gc td,.gv-gc th{padding:1px 8px;text-align:right;font-family:monospace}</style>"
-            f"<div style='font-size:12px'><b style='color:{color}'>{html.escape(self.summary())}</b><br/>"
-            f"f = {html.escape(fmt(self.value))}; h = {self.eps:g}·max(1, |x|); pass when |difference| ≤ "
+            f"<div style='font-size:12px'><b style='color:{color}'>{esc(self.summary())}</b><br/>"
+            f"f = {esc(fmt(self.value))}; h = {self.eps:g}·max(1, |x|); pass when |difference| ≤ "
             f"{self.atol:g} + {self.rtol:g}·max(|analytic|, |numerical|)"
-            f"{none_note}<br/><b>input {html.escape(self.names[k])}</b> shape {self.inputs[k].shape} "
-            f"{html.escape(note)}<table class='gv-gc'>{head}{''.join(body)}</table></div>"
+            f"{none_note}<br/><b>input {esc(self.names[k])}</b> shape {self.inputs[k].shape} "
+            f"{esc(note)}<table class='gv-gc'>{head}{''.join(body)}</table></div>"
         )
 
 

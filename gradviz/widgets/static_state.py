@@ -18,9 +18,9 @@ True
 from __future__ import annotations
 
 import re
-from html import escape as esc
 from typing import Any
 
+from gradviz.render.text import esc
 from gradviz.widgets.frames import rows_html
 
 __all__ = ["NOTICE_MARK", "notice_html", "static_html", "holds_picture"]

@@ -34,7 +34,7 @@ from gradviz.model.graph_model import build_model
 from gradviz.model.step_totals import Arrival, accumulate
 from gradviz.render import fmt
 from gradviz.render.svg import restyle, strip_prolog
-from gradviz.widgets.base import View, esc
+from gradviz.widgets.base import View, Whole, esc
 from gradviz.widgets.graph_view import GraphView
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ class BackpropView(View):
         self.target = target
         self.tapes = tapes
         self._names = tapeinfo.names_by_id(names, "gv.backprop")
-        self.graph = GraphView(build_model(target, tapes, names=names), theme=theme)
+        self.graph = GraphView(build_model(target, tapes, names=names, caller="gv.backprop"), theme=theme)
         model = self.graph.full_model
         reads = {r.inputs[0].id for r in model.records if r.is_variable_read}
         watched = [s for s in self.sources if s.id in reads or any(tp.is_watching(s) for tp in tapes)]
@@ -133,13 +133,13 @@ class BackpropView(View):
         return len(self.steps) + 1
 
     # ---- state: declared once, checked once ----------------------------------------------------------
-    position = traitlets.Int(0, help="The step shown: 0 = the seed, len(view) - 1 = the last op.")
+    position = Whole(0, where="gv.backprop", help="The step shown: 0 = the seed, len(view) - 1 = the last.")
 
     @traitlets.validate("position")
     def _check_position(self, proposal: Any) -> int:
         value = int(proposal["value"])
         if not 0 <= value < len(self):
-            raise IndexError(f"step {value} is out of range 0..{len(self) - 1}.")
+            raise IndexError(f"gv.backprop: position {value} is out of range 0..{len(self) - 1} (0: seed).")
         return value
 
     @traitlets.observe("position")
