@@ -117,28 +117,30 @@ def seed_gradients(targets: list[Any], output_gradients: Any,
     if len(given) != len(targets):
         raise ValueError(f"{op}: output_gradients has {len(given)} entries for {len(targets)} targets; "
                          "give one per target (None for ones).")
-    seeds = []
-    for i, (t, g) in enumerate(zip(targets, given)):
-        what = "output_gradients" if len(given) == 1 else f"output_gradients[{i}]"
-        if g is None:
-            g = ones_like(t)
-        if not isinstance(g, Tensor):
-            try:
-                g = convert_to_tensor(g, dtype=t.dtype)
-            except (TypeError, ValueError) as exc:
-                raise type(exc)(f"{op}: {what} cannot be converted to its target's dtype {t.dtype}: "
-                                f"{exc}") from None
-        if g.dtype != t.dtype:
-            raise TypeError(f"{op}: {what} has dtype {g.dtype} but its target has dtype {t.dtype}; the "
-                            f"upstream gradient must match its target. Convert it: eg.cast(g, '{t.dtype}').")
-        if g.shape != t.shape:
-            raise ValueError(f"{op}: {what} has shape {g.shape} but its target has shape {t.shape}; the "
-                             "upstream gradient must have its target's shape.")
-        if g._device is not t._device:
-            raise ValueError(f"{op}: {what} is on {g.device} but its target is on {t.device}. Move it "
-                             f"first: g.to('{t.device}').")
-        seeds.append((t, g))
-    return seeds
+    return [(t, ones_like(t) if g is None else _checked_upstream(g, t, i, len(given), op))
+            for i, (t, g) in enumerate(zip(targets, given))]
+
+
+def _checked_upstream(g: Any, t: Tensor, i: int, n: int, op: str) -> Tensor:
+    """The given upstream gradient ``g`` of target ``t`` as a tensor of ``t``'s dtype, shape and device,
+    or the error that names ``op``'s ``output_gradients`` argument."""
+    what = "output_gradients" if n == 1 else f"output_gradients[{i}]"
+    if not isinstance(g, Tensor):
+        try:
+            g = convert_to_tensor(g, dtype=t.dtype)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{op}: {what} cannot be converted to its target's dtype {t.dtype}: "
+                            f"{exc}") from None
+    if g.dtype != t.dtype:
+        raise TypeError(f"{op}: {what} has dtype {g.dtype} but its target has dtype {t.dtype}; the "
+                        f"upstream gradient must match its target. Convert it: eg.cast(g, '{t.dtype}').")
+    if g.shape != t.shape:
+        raise ValueError(f"{op}: {what} has shape {g.shape} but its target has shape {t.shape}; the "
+                         "upstream gradient must have its target's shape.")
+    if g._device is not t._device:
+        raise ValueError(f"{op}: {what} is on {g.device} but its target is on {t.device}. Move it "
+                         f"first: g.to('{t.device}').")
+    return g
 
 
 def check_sources(sources: list[Any], where: str) -> list[Tensor]:
