@@ -352,3 +352,22 @@ def test_tracing_time_is_linear_in_the_number_of_ops(monkeypatch):
         lookups = 0
         graph = eg.function(chain(n)).get_graph(eg.constant(1.0))
         assert lookups <= 2 * len(graph.nodes), (n, lookups, len(graph.nodes))
+
+
+@pytest.mark.parametrize("clip", ["norm", "global_norm", "value"])
+def test_a_clip_threshold_in_a_variable_is_read_on_every_call(clip):
+    def f(x, c):
+        if clip == "norm":
+            return eg.clip_by_norm(x, c)
+        if clip == "global_norm":
+            return eg.clip_by_global_norm([x], c)[0][0]
+        return eg.clip_by_value(x, -c, c)
+
+    c_eager, c_traced = eg.Variable(1.0), eg.Variable(1.0)
+    traced = eg.function(f)
+    x = eg.constant([3.0, 4.0])
+    for value in (1.0, 2.0, 0.5):
+        c_eager.assign(value)
+        c_traced.assign(value)
+        np.testing.assert_array_equal(traced(x, c_traced).numpy(), f(x, c_eager).numpy())
+    assert traced.trace_count == 1
