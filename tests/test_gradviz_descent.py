@@ -208,12 +208,9 @@ def test_the_contour_fill_follows_the_theme(theme):
     opaque uphill: no fixed grey that stays light on JupyterLab's dark background."""
     import re  # noqa: PLC0415
 
-    from gradviz.render.plot import palette  # noqa: PLC0415
-
     view = gv.descent(lambda v: 0.1 * v[0] ** 2 + 2.0 * v[1] ** 2, [-4.0, 1.0], steps=5, theme=theme)
-    text = palette(theme)["text"]
     fills = re.findall(r"fill: ([^;\"]+); fill-opacity: ([\d.]+)", view.widget.picture)
-    shaded = sorted(float(a) for c, a in fills if c == f"var(--jp-ui-font-color1, {text})")
+    shaded = sorted(float(a) for c, a in fills if c == "var(--gv-text)")
     assert len(shaded) >= 10 and shaded[0] < 0.05 and 0.25 <= shaded[-1] <= 0.3, fills[:5]
     greys = [c for c, _ in fills if not c.startswith("var(")]
     assert not greys, f"fills in fixed colours: {sorted(set(greys))[:5]}"

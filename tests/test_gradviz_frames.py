@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from gradviz.render.plot import new_figure, palette, style_axes, svg_text
+from gradviz.render.theme import LIGHT
 from gradviz.widgets.frames import (
     Control,
     Frames,
@@ -62,16 +63,21 @@ def test_bad_specs_are_clear_errors():
         svg_with_layers("<svg></svg>", ['a"><script>'])
 
 
-def test_theme_colours_become_css_variables_with_the_colour_as_fallback():
-    colors = palette("light")
-    svg = (
-        f'<svg><path style="fill: {colors["text"]}; stroke: {colors["grid"]}"/>'
-        '<path style="fill: #0072b2"/></svg>'
-    )
-    out = themed_svg(svg, colors)
-    assert f"fill: var(--jp-ui-font-color1, {colors['text']})" in out
-    assert f"stroke: var(--jp-border-color3, {colors['grid']})" in out
-    assert "fill: #0072b2" in out  # a series colour stays
+def test_palette_colours_become_the_one_set_of_css_variables_graphs_use():
+    for theme in ("light", "dark"):
+        colors = palette(theme)
+        svg = (
+            f'<svg><path style="fill: {colors["text"]}; stroke: {colors["grid"]}"/>'
+            f'<path style="fill: {colors["muted"]}"/><path style="fill: #0072b2"/></svg>'
+        )
+        out = themed_svg(svg, colors)
+        assert "fill: var(--gv-text)" in out and "fill: var(--gv-muted)" in out
+        assert "fill: #0072b2" in out  # a plot-only colour stays
+        # the document carries the definitions: JupyterLab's variable with the colour as fallback
+        assert out.startswith('<svg class="gv-themed"')
+        assert f"--gv-text: var(--jp-ui-font-color1, {LIGHT.text})" in out
+        fragment = themed_svg(f'<path style="stroke: {colors["text"]}"/>', colors)
+        assert fragment == '<path style="stroke: var(--gv-text)"/>'  # a fragment: only the colours
 
 
 def test_svg_points_and_artist_fragments_land_where_the_figure_draws_them():

@@ -13,20 +13,17 @@ from typing import Any
 
 from gradviz.render.text import visible
 
-# Colours per theme. "series": one colour per line / optimizer (colour-blind friendly, Okabe–Ito).
-_PALETTES: dict[str, dict[str, Any]] = {
+# The colours only plots need, per theme (the rest is gradviz's one palette, `gradviz.render.theme`).
+# "series": one colour per line / optimizer (colour-blind friendly, Okabe–Ito).
+_PLOT_COLORS: dict[str, dict[str, Any]] = {
     "light": {
-        "background": "#ffffff", "panel": "#ffffff", "text": "#1f2328", "muted": "#656d76",
-        "grid": "#e6e8eb", "spine": "#c9ced4", "before": "#9aa4b1", "after": "#0b6bcb",
-        "threshold": "#d1242f", "good": "#1a7f37", "bad": "#d1242f", "highlight": "#bf8700",
-        "cmap": "viridis",
+        "grid": "#e6e8eb", "before": "#9aa4b1", "after": "#0b6bcb", "threshold": "#d1242f",
+        "good": "#1a7f37", "bad": "#d1242f", "cmap": "viridis",
         "series": ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#7f7f7f"],
     },
     "dark": {
-        "background": "#111418", "panel": "#111418", "text": "#e6edf3", "muted": "#9da7b3",
-        "grid": "#30363d", "spine": "#484f58", "before": "#6e7681", "after": "#58a6ff",
-        "threshold": "#ff7b72", "good": "#3fb950", "bad": "#ff7b72", "highlight": "#e3b341",
-        "cmap": "magma",
+        "grid": "#30363d", "before": "#6e7681", "after": "#58a6ff", "threshold": "#ff7b72",
+        "good": "#3fb950", "bad": "#ff7b72", "cmap": "magma",
         "series": ["#56B4E9", "#E69F00", "#3fb950", "#CC79A7", "#F0E442", "#ff7b72", "#bbbbbb"],
     },
 }
@@ -40,15 +37,14 @@ def theme_name(theme: Any = None) -> str:
 
 
 def palette(theme: Any = None) -> dict[str, Any]:
-    """The plotting colours of ``theme``: gradviz's shared palette (background, text, grid) plus the
-    colours only plots need (one per series, before/after, threshold)."""
+    """The plotting colours of ``theme``: gradviz's one palette (`gradviz.render.theme.Palette`, under
+    ``"palette"``; background, text, muted, the axes' spines in its border colour) plus the colours only
+    plots need (one per series, before/after, threshold, the grid)."""
     from gradviz.render.theme import palette as base_palette
 
     base = base_palette("auto" if theme is None else theme)
-    colors = dict(_PALETTES[base.name])
-    colors.update(background=base.background, panel=base.background, text=base.text, muted=base.muted,
-                  spine=base.border, highlight=base.highlight)
-    return colors
+    return dict(_PLOT_COLORS[base.name], palette=base, background=base.background, panel=base.background,
+                text=base.text, muted=base.muted, spine=base.border, highlight=base.highlight)
 
 
 def new_figure(size: tuple[float, float], theme: str | None = None, dpi: float = 100):

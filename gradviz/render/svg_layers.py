@@ -1,6 +1,7 @@
 """SVG pictures whose parts the browser swaps: matplotlib figures as vector SVG with empty layer slots,
-fragments of their moving artists in the same coordinates, and the theme's colours as JupyterLab's
-CSS variables (so a picture follows the light / dark theme with no redraw).
+fragments of their moving artists in the same coordinates, and the palette's colours as the CSS
+variables every gradviz picture uses (`gradviz.render.theme.graph_css`), so a picture follows the
+light / dark theme with no redraw.
 
 >>> svg_with_layers('<svg viewBox="0 0 10 10"><rect/></svg>', ["moving"])
 '<svg viewBox="0 0 10 10"><rect/><g data-gv-layer="moving"></g></svg>'
@@ -14,31 +15,25 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["CSS_VARS", "themed_svg", "svg_with_layers", "svg_points", "artists_svg", "compact_svg"]
+from gradviz.render.theme import role_vars, themed_graph
 
-#: light-palette colour → the JupyterLab CSS variable that replaces it (the colour stays as fallback)
-CSS_VARS = {
-    "background": "--jp-layout-color0",
-    "panel": "--jp-layout-color0",
-    "text": "--jp-ui-font-color1",
-    "muted": "--jp-ui-font-color2",
-    "grid": "--jp-border-color3",
-    "spine": "--jp-border-color1",
-}
+__all__ = ["themed_svg", "svg_with_layers", "svg_points", "artists_svg", "compact_svg"]
 
 
 def themed_svg(svg: str, colors: dict[str, Any]) -> str:
-    """``svg`` with each of ``colors``' theme colours (background, text, grid...) in its style
-    attributes replaced by JupyterLab's CSS variable, so the picture follows the light / dark theme."""
-    swap = {}
-    for role, var in CSS_VARS.items():
-        value = colors.get(role)
-        if isinstance(value, str) and value.startswith("#"):
-            swap.setdefault(value.lower(), f"var({var}, {value.lower()})")
-    if not swap:
-        return svg
+    """``svg`` (a matplotlib document, or a fragment of one) drawn with ``colors`` (`plot.palette`),
+    with each colour of gradviz's palette in its style attributes as that role's CSS variable
+    (`theme.role_vars`); a whole document also gets the variables' definitions (`theme.themed_graph`),
+    so it follows the light / dark theme like a graph does. Plot-only colours (series, grid) stay.
+
+    >>> from gradviz.render.plot import palette
+    >>> themed_svg('<path style="fill: #59636e"/>', palette("light"))
+    '<path style="fill: var(--gv-muted)"/>'
+    """
+    swap = role_vars(colors["palette"])
     pattern = re.compile(r"(fill|stroke):\s*(#[0-9a-fA-F]{6})\b")
-    return pattern.sub(lambda m: f"{m.group(1)}: {swap.get(m.group(2).lower(), m.group(2))}", svg)
+    svg = pattern.sub(lambda m: f"{m.group(1)}: {swap.get(m.group(2).lower(), m.group(2))}", svg)
+    return themed_graph(svg) if svg.lstrip().startswith(("<svg", "<?xml")) else svg
 
 
 def svg_with_layers(svg: str, names: Sequence[str]) -> str:

@@ -168,6 +168,21 @@ JP_VARS = {
     "watched_border": "--jp-brand-color1",  # an outline: the gradients' text keeps our readable blues
 }
 _ROLES = [f for f in Palette.__dataclass_fields__ if f not in ("name", "font", "mono")]
+
+
+def _distinct_colour_roles() -> list[str]:
+    """The roles that get a CSS variable: one per distinct light colour (a later role with the same
+    colour shares the earlier one's)."""
+    roles, seen = [], set()
+    for role in _ROLES:
+        value = getattr(LIGHT, role).lower()
+        if value.startswith("#") and value not in seen:
+            seen.add(value)
+            roles.append(role)
+    return roles
+
+
+_THEMED_ROLES = _distinct_colour_roles()
 #: the panels' words of verdict (good / bad / warn) → the palette role whose colours they use
 STATUS = {"good": "receive", "bad": "grad_neg", "warn": "variable_border"}
 THEMED_CLASS = "gv-themed"
@@ -184,13 +199,10 @@ def graph_css() -> str:
     >>> "--gv-variable-fill: #fff3d1" in css and '[fill="#fff3d1" i]' in css
     True
     """
-    light, dark, rules, seen = [], [], [], set()
-    for role in _ROLES:
+    light, dark, rules = [], [], []
+    for role in _THEMED_ROLES:
         value = getattr(LIGHT, role).lower()
-        if value in seen or not value.startswith("#"):
-            continue
-        seen.add(value)
-        var = f"--gv-{role.replace('_', '-')}"
+        var = _var(role)
         jp = JP_VARS.get(role)
         light.append(f"{var}: var({jp}, {value})" if jp else f"{var}: {value}")
         if not jp:
@@ -201,6 +213,23 @@ def graph_css() -> str:
         f"svg.{THEMED_CLASS} {{ {'; '.join(light)}; }}\n"
         f'[data-jp-theme-light="false"] svg.{THEMED_CLASS} {{ {"; ".join(dark)}; }}\n' + "\n".join(rules)
     )
+
+
+def _var(role: str) -> str:
+    return f"--gv-{role.replace('_', '-')}"
+
+
+def role_vars(pal: Palette) -> dict[str, str]:
+    """Each colour of ``pal`` (lower case) → ``var(--gv-ROLE)``, the CSS variable `graph_css` defines
+    for its role: what a picture drawn in ``pal`` writes instead of the colour to follow the theme.
+
+    >>> role_vars(DARK)["#111418"], role_vars(LIGHT)["#ffffff"]
+    ('var(--gv-background)', 'var(--gv-background)')
+    """
+    out: dict[str, str] = {}
+    for role in _THEMED_ROLES:
+        out.setdefault(getattr(pal, role).lower(), f"var({_var(role)})")
+    return out
 
 
 def themed_graph(svg: str) -> str:

@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradviz.render.svg_layers import (
-    CSS_VARS,
     artists_svg,
     compact_svg,
     svg_points,
@@ -42,7 +41,7 @@ from gradviz.render.theme import widget_css
 
 __all__ = [
     "Frames", "Control", "FrameControl", "trait_control", "plot_frames", "frames_widget_class",
-    "svg_with_layers", "themed_svg", "svg_points", "artists_svg", "CSS_VARS", "rows_html", "panel_html",
+    "svg_with_layers", "themed_svg", "svg_points", "artists_svg", "rows_html", "panel_html",
 ]
 
 _KINDS = ("slider", "dropdown", "checkbox")
