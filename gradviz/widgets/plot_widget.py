@@ -1,20 +1,18 @@
 """`PlotWidget`: the shared shell of the matplotlib-based views (flow, clipping, descent, gradcheck).
 
-A `View` (see `gradviz.widgets.base`) made of controls (ipywidgets) + a picture (PNG, drawn by matplotlib)
-+ an HTML panel (numbers, tables). The state lives in Python attributes, so the object works (and
-can be tested, saved, shown statically) without a widget; the live widget is built on first display.
-Subclasses provide:
+A `View` (see `gradviz.widgets.base`) made of controls + a picture (drawn by matplotlib) + an HTML
+panel (numbers, tables). The state lives in Python attributes, so the object works (and can be
+tested, saved, shown statically) without a widget; the live widget is built on first display, and it
+is kernel-free: every frame its controls explore is computed here once and switched in the browser,
+in the lab and in an exported page alike (`gradviz.widgets.frames`). Subclasses provide:
 
 - its state as traits, with ``@traitlets.validate`` for bad values and an ``@traitlets.observe``
   that calls `_changed`;
-- ``_controls()`` → ``{name: control}``, built with the widget, each linked to its trait
-  (`View.link_control`);
-- ``_draw()`` → PNG bytes of the current state, fast (redrawing only what moves), or None;
+- ``_frame_controls()`` → its controls as grids (`gradviz.widgets.frames.Control`, e.g. from
+  `trait_control`);
+- ``_draw()`` → PNG bytes of the current state (the static picture), or None;
 - ``_figure()`` → a fresh matplotlib Figure of the current state (for ``save``), or None;
-- ``_panel()`` → HTML of the current state;
-- optionally ``_frame_controls()`` → its controls as grids (`gradviz.widgets.frames.Control`, e.g. from
-  `trait_control`): the live widget is then kernel-free, every frame computed here once and switched
-  in the browser, in the lab and in an exported page alike.
+- ``_panel()`` → HTML of the current state.
 """
 
 from __future__ import annotations
@@ -28,7 +26,7 @@ __all__ = ["PlotWidget"]
 
 
 class PlotWidget(View):
-    """Base class: state → (PNG picture, HTML panel); controls ↔ state; static and live."""
+    """Base class: state → (picture, HTML panel); controls (computed ahead) ↔ state; static and live."""
 
     #: The title shown above the picture.
     title = ""
@@ -40,8 +38,6 @@ class PlotWidget(View):
 
         super().__init__()
         self.theme = theme_name(theme)
-        self._image: Any = None
-        self._html: Any = None
         self._controls_by_name: dict[str, Any] = {}
         self._png: bytes | None = None
         self.last_refresh_s = 0.0  # kernel time of the last redraw (what a slider move costs)
@@ -49,9 +45,6 @@ class PlotWidget(View):
         self._frames_busy = False  # computing frames: state changes are the frames', not the user's
 
     # ---- what subclasses provide ---------------------------------------------------------------
-    def _controls(self) -> dict[str, Any]:
-        return {}
-
     def _draw(self) -> bytes | None:
         return None
 
@@ -61,8 +54,8 @@ class PlotWidget(View):
     def _panel(self) -> str:
         return ""
 
-    def _frame_controls(self) -> list[Any] | None:
-        return None
+    def _frame_controls(self) -> list[Any]:
+        raise NotImplementedError(f"{type(self).__name__} must define _frame_controls().")
 
     def _frame_layout(self) -> dict[str, Any]:
         """Which controls change the figure, the moving artists, the panel (`plot_frames`' arguments
@@ -85,22 +78,10 @@ class PlotWidget(View):
             self.refresh()
 
     def refresh(self) -> None:
-        """Redraw the picture and the panel from the state (what a slider move triggers)."""
+        """Bring the live widget to the state (its controls, or new frames off the grids)."""
         start = time.perf_counter()
-        if self._frames is not None:
-            if not self._frames_busy:
-                self._follow_state()
-            self.last_refresh_s = time.perf_counter() - start
-            return
-        png = self.png()
-        if self._image is not None:
-            if png is None:
-                self._image.layout.display = "none"
-            else:
-                self._image.layout.display = None
-                self._image.value = png
-        if self._html is not None:
-            self._html.value = self._panel()
+        if self._frames is not None and not self._frames_busy:
+            self._follow_state()
         self.last_refresh_s = time.perf_counter() - start
 
     # ---- the live widget ---------------------------------------------------------------------
@@ -111,26 +92,7 @@ class PlotWidget(View):
         return dict(self._controls_by_name)
 
     def _build_widget(self) -> Any:
-        specs = self._frame_controls()
-        if specs is not None:
-            return self._build_frames(specs)
-        import ipywidgets as w
-
-        self._controls_by_name = self._controls()
-        self._image = w.Image(format="png", layout=w.Layout(max_width="100%", height="auto"))
-        self._html = w.HTML()
-        children = []
-        if self.title:
-            children.append(w.HTML(f"<b>{esc(self.title)}</b>"))
-        if self._controls_by_name:
-            children.append(w.HBox(list(self._controls_by_name.values()),
-                                   layout=w.Layout(flex_flow="row wrap", align_items="center")))
-        children += [self._image, self._html]
-        root = w.VBox(children)
-        root.add_class("gradviz-view")  # its saved state says gradviz made it (tools/widget_fallback.py)
-        self._widget = root
-        self.refresh()
-        return root
+        return self._build_frames(self._frame_controls())
 
     # ---- the kernel-free widget (gradviz.widgets.frames) -------------------------------------------
     def _compute_frames(self, specs: list[Any]) -> Any:
