@@ -1,6 +1,7 @@
 """`gv.check_gradients(f, *args)`: the engine's gradients against central differences, in float64.
 
-For each input, element by element: the analytic gradient (``eg.gradients_function(f)``, the
+The arithmetic is `gradviz.model.gradient_check`'s; this module shows it. For each input, element by
+element: the analytic gradient (``eg.gradients_function(f)``, the
 engine's backward pass) beside the numerical one, ``(f(x + h) − f(x − h)) / 2h``, their difference
 and relative error, coloured pass / fail, with a summary. The returned object also carries the
 numbers, for exercises: ``.ok``, ``.max_rel_error``, ``.analytic``, ``.numeric``.
@@ -17,7 +18,7 @@ A non-scalar ``f`` is differentiated as the sum of its elements (what ``tape.gra
 
 from __future__ import annotations
 
-import inspect
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -25,40 +26,14 @@ from typing import Any
 import numpy as np
 import traitlets
 
-from gradviz.model.checks import expect_callable, expect_numbers
+from gradviz.model.gradient_check import GradientComparison, compare_gradients
 from gradviz.render.text import esc
 from gradviz.render.theme import css_color
 from gradviz.widgets.plot_widget import PlotWidget
 
 __all__ = ["check_gradients", "GradientCheck"]
 
-
-def _names(f: Callable, n: int) -> list[str]:
-    try:
-        params = [p for p in inspect.signature(f).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):
-        params = []
-    names = [p.name for p in params[:n]]
-    return names + [f"arg{k}" for k in range(len(names), n)]
-
-
-def _as_float64(a: Any, name: str) -> np.ndarray:
-    expect_numbers("gv.check_gradients", f"the input {name!r}", a)
-    array = np.array(a.numpy() if hasattr(a, "numpy") else a, dtype=np.float64, copy=True)
-    if array.dtype.kind not in "f":
-        raise TypeError(f"check_gradients: input {name!r} is not numeric.")
-    return array
-
-
-def _call(f: Callable, arrays: Sequence[np.ndarray]) -> Any:
-    """f on float64 tensors; its value (the sum of its elements) as a float, and the tensor."""
-    import engine as eg
-
-    out = f(*[eg.constant(a) for a in arrays])
-    if not isinstance(out, eg.Tensor):
-        raise TypeError(f"check_gradients: f must return an engine Tensor, got {type(out).__name__}.")
-    return out
+_RESULT_FIELDS = [f.name for f in dataclasses.fields(GradientComparison)]
 
 
 class GradientCheck(PlotWidget):
@@ -74,80 +49,12 @@ class GradientCheck(PlotWidget):
 
     def __init__(self, f: Callable, args: Sequence[Any], eps: float = 1e-6, rtol: float = 1e-5,
                  atol: float = 1e-7, max_elements: int = 2000, seed: int = 0, theme: str | None = None):
-        import engine as eg
-        from engine import checks
-
         super().__init__(theme)
-        expect_callable("gv.check_gradients", "f", f)
-        if not args:
-            raise ValueError("check_gradients: give the inputs to check at: check_gradients(f, x, y).")
-        self.names = _names(f, len(args))
-        self.inputs = [_as_float64(a, n) for a, n in zip(args, self.names)]
-        where = "gv.check_gradients"
-        self.eps = checks.number(eps, "eps", where, low=0, low_open=True)
-        self.rtol = checks.number(rtol, "rtol", where, low=0)
-        self.atol = checks.number(atol, "atol", where, low=0)
-        max_elements = checks.count(max_elements, "max_elements", where, minimum=1)
-        checks.seed(seed, where)
-        try:
-            value = _call(f, self.inputs)
-            grads = eg.gradients_function(f)(*[eg.constant(a) for a in self.inputs])
-        except TypeError as exc:
-            raise TypeError(
-                f"check_gradients runs f in float64, and f failed: {exc} (Make constants inside f with "
-                "plain Python numbers, or with dtype=x.dtype.)"
-            ) from exc
-        self.value = value.numpy()
-        self.none_gradient = [g is None for g in grads]
-        self.analytic = [np.zeros_like(a) if g is None else np.asarray(g.numpy(), dtype=np.float64)
-                         for g, a in zip(grads, self.inputs)]
-        rng = np.random.default_rng(seed)
-        self.checked: list[np.ndarray] = []
-        self.numeric: list[np.ndarray] = []
-        for k, a in enumerate(self.inputs):
-            idx = np.arange(a.size)
-            if a.size > max_elements:
-                idx = np.sort(rng.choice(a.size, size=max_elements, replace=False))
-            self.checked.append(idx)
-            self.numeric.append(self._differences(f, k, idx))
-        self.abs_error, self.rel_error, self.passed = [], [], []
-        for k, idx in enumerate(self.checked):
-            a = self.analytic[k].reshape(-1)[idx]
-            n = self.numeric[k].reshape(-1)[idx]
-            with np.errstate(invalid="ignore", divide="ignore"):
-                diff = np.abs(a - n)
-                scale = np.maximum(np.abs(a), np.abs(n))
-                rel = np.where(scale > self.atol, diff / np.where(scale > 0, scale, 1.0), 0.0)
-                rel = np.where(np.isfinite(a) & np.isfinite(n), rel, np.nan)
-                passed = (diff <= self.atol + self.rtol * scale) & np.isfinite(rel)
-            self.abs_error.append(diff)
-            self.rel_error.append(rel)
-            self.passed.append(passed)
-        all_rel = np.concatenate(self.rel_error) if self.rel_error else np.zeros(0)
-        worst = all_rel.max() if all_rel.size else 0.0
-        self.max_rel_error = float(np.nan if np.isnan(all_rel).any() else worst)
-        self.ok = bool(all(p.all() for p in self.passed))
+        self.result = compare_gradients(f, args, eps=eps, rtol=rtol, atol=atol, max_elements=max_elements,
+                                        seed=seed)
+        for name in _RESULT_FIELDS:  # the numbers, as attributes of the widget (``check.ok``...)
+            setattr(self, name, getattr(self.result, name))
         self.input = self.names[0]
-
-    def _differences(self, f: Callable, k: int, idx: np.ndarray) -> np.ndarray:
-        """Central differences of sum(f) with respect to input ``k`` at the flat indices ``idx``."""
-        base = self.inputs
-        out = np.full(base[k].shape, np.nan)
-        flat_out = out.reshape(-1)
-        for i in idx:
-            x = base[k].reshape(-1)
-            h = self.eps * max(1.0, abs(float(x[i])))
-            plus, minus = x.copy(), x.copy()
-            plus[i] += h
-            minus[i] -= h
-            args_p = list(base)
-            args_m = list(base)
-            args_p[k] = plus.reshape(base[k].shape)
-            args_m[k] = minus.reshape(base[k].shape)
-            fp = float(np.sum(_call(f, args_p).numpy(), dtype=np.float64))
-            fm = float(np.sum(_call(f, args_m).numpy(), dtype=np.float64))
-            flat_out[i] = (fp - fm) / (2 * h)
-        return out
 
     # ---- state: declared once, checked once ----------------------------------------------------------
     input = traitlets.Unicode("", help="The input whose table is shown.")
@@ -170,31 +77,11 @@ class GradientCheck(PlotWidget):
 
     def rows(self, name: str | None = None) -> list[dict[str, Any]]:
         """The checked elements of one input: index, x, analytic, numeric, abs_error, rel_error, ok."""
-        k = self._input if name is None else self.names.index(name)
-        shape = self.inputs[k].shape
-        out = []
-        for j, i in enumerate(self.checked[k]):
-            out.append({
-                "index": tuple(int(v) for v in np.unravel_index(i, shape)) if shape else (),
-                "x": float(self.inputs[k].reshape(-1)[i]),
-                "analytic": float(self.analytic[k].reshape(-1)[i]),
-                "numeric": float(self.numeric[k].reshape(-1)[i]),
-                "abs_error": float(self.abs_error[k][j]),
-                "rel_error": float(self.rel_error[k][j]),
-                "ok": bool(self.passed[k][j]),
-            })
-        return out
+        return self.result.rows(self._input if name is None else self.names.index(name))
 
     def summary(self) -> str:
         """One line: how many elements agree, and the largest relative error."""
-        total = sum(len(p) for p in self.passed)
-        bad = sum(int((~p).sum()) for p in self.passed)
-        sampled = any(len(c) < a.size for c, a in zip(self.checked, self.inputs))
-        what = f"{total} checked elements" + (" (a random sample of the larger inputs)" if sampled else "")
-        err = "nan" if math.isnan(self.max_rel_error) else f"{self.max_rel_error:.2e}"
-        if self.ok:
-            return f"✓ all {what} agree; largest relative error {err}"
-        return f"✗ {bad} of {what} disagree; largest relative error {err}"
+        return self.result.summary()
 
     def __repr__(self) -> str:
         return f"<GradientCheck ok={self.ok} max_rel_error={self.max_rel_error:.3g} inputs={self.names}>"
