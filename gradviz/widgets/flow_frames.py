@@ -63,7 +63,7 @@ def flow_frames(view: Any, specs: list[Any], **layout: Any) -> Any:
 
     from gradviz.render.plot import palette, plain_texts  # noqa: PLC0415
     from gradviz.render.svg_layers import artists_svg, themed_svg  # noqa: PLC0415
-    from gradviz.widgets.frames import plot_frames  # noqa: PLC0415
+    from gradviz.widgets.frames import frame_key, plot_frames  # noqa: PLC0415
     from gradviz.widgets.plot_widget import _grids_note  # noqa: PLC0415
 
     by_name = {c.name: c for c in specs}
@@ -94,7 +94,7 @@ def flow_frames(view: Any, specs: list[Any], **layout: Any) -> Any:
                 for artist in art["lines"]:
                     artist.set_visible(True)
                 art["ax"].get_ylim()  # the new limits in place before anything is drawn
-                content[",".join(map(str, combo))] = themed_svg(artists_svg(fig, art["lines"]), colors)
+                content[frame_key(combo)] = themed_svg(artists_svg(fig, art["lines"]), colors)
     finally:
         view._lines_apart = False
         for c in specs:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +41,8 @@ from gradviz.render.theme import widget_css
 
 __all__ = [
     "Frames", "Control", "FrameControl", "trait_control", "plot_frames", "frames_widget_class",
-    "svg_with_layers", "themed_svg", "svg_points", "artists_svg", "rows_html", "panel_html",
+    "svg_with_layers", "themed_svg", "svg_points", "artists_svg", "rows_html", "panel_html", "frame_key",
+    "layer_frame",
 ]
 
 _KINDS = ("slider", "dropdown", "checkbox")
@@ -138,7 +139,7 @@ class Frames:
             value = content(*combo)
             if value is None or value == "":
                 continue
-            frames[",".join(map(str, combo))] = value
+            frames[frame_key(combo)] = value
         self.layers.append({"name": name, "type": type, "deps": deps, "frames": frames, "reveal": reveal})
 
     def panel(self, **positions: int) -> str:
@@ -150,7 +151,7 @@ class Frames:
         chosen = {**self.index, **positions}
         for spec in self.layers:
             if spec["name"] == layer:
-                return spec["frames"].get(",".join(str(chosen[d]) for d in spec["deps"]), "")
+                return layer_frame(spec, chosen) or ""
         raise KeyError(f"Frames({self.kind!r}): no layer {layer!r}.")
 
     # ---- what the browser gets ------------------------------------------------------------------
@@ -196,6 +197,26 @@ def rows_html(content: Any, position: int) -> str:
     return "".join(out)
 
 
+def frame_key(positions: Iterable[int]) -> str:
+    """The key of one frame of a layer: its controls' positions joined by commas (frames_view.js
+    builds the same key in the browser).
+
+    >>> frame_key((2, 0))
+    '2,0'
+    """
+    return ",".join(map(str, positions))
+
+
+def layer_frame(spec: dict[str, Any], index: dict[str, int]) -> Any:
+    """What the layer ``spec`` shows with the controls at ``index`` (a control not in it: at 0), or
+    None when that frame is empty.
+
+    >>> layer_frame({"deps": ["k"], "frames": {"1": "one"}}, {"k": 1})
+    'one'
+    """
+    return (spec.get("frames") or {}).get(frame_key(index.get(d, 0) for d in spec.get("deps", [])))
+
+
 def panel_html(state: dict[str, Any], index: dict[str, int] | None = None) -> str:
     """The panel of a kernel-free widget's ``state`` (`Frames.state`, or a widget's traits) with the
     controls at ``index`` (default: the state's): its "html" and "rows" layers in order, as the browser
@@ -205,7 +226,7 @@ def panel_html(state: dict[str, Any], index: dict[str, int] | None = None) -> st
     for spec in state["layers"]:
         if spec["type"] not in ("html", "rows"):
             continue
-        content = spec["frames"].get(",".join(str(index.get(d, 0)) for d in spec["deps"]), "")
+        content = layer_frame(spec, index) or ""
         rows = spec["type"] == "rows"
         out.append(rows_html(content, index.get(spec["reveal"], 0)) if rows else content or "")
     return "".join(out)

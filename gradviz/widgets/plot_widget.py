@@ -161,12 +161,12 @@ class PlotWidget(View):
         """What the live kernel-free widget shows now in ``layer`` ("panel", or "moving": the parts of
         the picture the controls move): the frame its controls select, as the browser looks it up. A
         widget whose panel is several layers (no layer named "panel") gives them joined."""
-        from gradviz.widgets.frames import panel_html, rows_html
+        from gradviz.widgets.frames import layer_frame, panel_html, rows_html
 
         w = self.widget
         for spec in w.layers:
             if spec["name"] == layer:
-                content = spec["frames"].get(",".join(str(w.index.get(d, 0)) for d in spec["deps"]), "")
+                content = layer_frame(spec, w.index) or ""
                 rows = spec["type"] == "rows"
                 return rows_html(content, w.index.get(spec["reveal"], 0)) if rows else content
         if layer == "panel":

@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from gradviz.render.text import esc
-from gradviz.widgets.frames import rows_html
+from gradviz.widgets.frames import layer_frame, panel_html
 
 __all__ = ["NOTICE_MARK", "notice_html", "static_html", "holds_picture"]
 
@@ -62,16 +62,10 @@ def _frames_html(state: dict[str, Any]) -> str:
 
     index = state.get("index") or {}
     picture = state["picture"]
-    panel = []
-    for layer in state["layers"]:
-        key = ",".join(str(index.get(name, 0)) for name in layer.get("deps", []))
-        content = (layer.get("frames") or {}).get(key)
+    for layer in state["layers"]:  # the picture's layers (the panel's: panel_html, below)
+        content = layer_frame(layer, index)
         kind = layer.get("type")
-        if kind == "html":
-            panel.append(content or "")
-        elif kind == "rows":
-            panel.append(rows_html(content, index.get(layer.get("reveal"), 0)))
-        elif kind == "patch" and content:
+        if kind == "patch" and content:
             shapes = {sid: change.get("shapes") or {} for sid, change in content.items()}
             texts = {sid: change.get("texts") or {} for sid, change in content.items()}
             picture = restyle(picture, shapes, texts)
@@ -89,7 +83,7 @@ def _frames_html(state: dict[str, Any]) -> str:
     title = f"<b>{esc(state['title'])}</b>" if state.get("title") else ""
     where = f'<div style="font-size:12px;opacity:.75">{" · ".join(positions)}</div>' if positions else ""
     return (f'<div class="gradviz gradviz-static" data-gv-static="{esc(state.get("kind") or "frames")}">'
-            f"{title}{where}{picture}{''.join(panel)}</div>")
+            f"{title}{where}{picture}{panel_html(state, index)}</div>")
 
 
 def _fill(picture: str, name: str, content: str) -> str:
