@@ -28,7 +28,7 @@ _LAZY = {
     "clipping": ("widgets.clipping_lab", "clipping"),
     "descent": ("widgets.descent_trace", "descent"),
     "check_gradients": ("widgets.gradient_check", "check_gradients"),
-    "Recorder": ("model.recorder", "Recorder"),
+    "Recorder": ("render.recorder_plot", "Recorder"),
     "build_model": ("model.graph_model", "build_model"),
     "to_dot": ("render.dot", "to_dot"),
     "render_svg": ("render.graphviz", "render_svg"),
