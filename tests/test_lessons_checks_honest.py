@@ -419,6 +419,19 @@ ADVERSARIAL: dict[tuple[str, str], list[Adversary]] = {
     ("10", "backward"): [
         ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
     ],
+    ("02", "mse_grads"): [
+        ("__array__ objects", lambda: lambda x, y, w, b: (ArrayLike(w), ArrayLike(b)), "of type ArrayLike",
+         True),
+        ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
+    ],
+    ("04", "momentum_update"): [
+        ("tuple subclass", lambda: lambda w, g, s, lr, mu: ShortTuple((w - lr * (mu * s + g), mu * s + g)),
+         "return a tuple", True),
+        ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
+    ],
+    ("04", "adam_update"): [
+        ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
+    ],
 }
 
 # ---- lesson 10: VJPs must be the learner's own, in NumPy ------------------------------------------
