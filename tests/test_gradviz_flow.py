@@ -152,7 +152,7 @@ def test_edge_magnitudes_on_the_graph():
     mags = edge_magnitudes(model)
     gh = tape.gradient(loss, h).numpy()  # 2h
     gx, gw = tape.gradient(loss, [x, w])
-    mul = model.op_id(next(r for r in model.records if r.op == "multiply" and r.output is h))
+    mul = model.op_id(next(r for r in model.records if r.op == "multiply" and r.output.obj is h))
     assert mags[(mul, model.node_for(h).id)] == pytest.approx(np.linalg.norm(gh))
     assert mags[(model.node_for(x).id, mul)] == pytest.approx(np.linalg.norm(gx.numpy()))
     assert mags[(model.node_for(w).id, mul)] == pytest.approx(np.linalg.norm(gw.numpy()))

@@ -403,7 +403,59 @@ ADVERSARIAL: dict[tuple[str, str], list[Adversary]] = {
     ("09", "leaky_relu"): [
         ("never returns (while tracing)", lambda: runs_forever, FOREVER_FRAGMENT, True),
     ],
+    ("10", "multiply_vjp"): [
+        ("the engine's own gradient", lambda: multiply_vjp_by_engine, "engine Tensor", True),
+        ("tuple subclass", lambda: multiply_vjp_short_tuple, "return a tuple", True),
+        ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
+    ],
+    ("10", "matmul_vjp"): [
+        ("__array__ objects", lambda: matmul_vjp_array_like, "give a NumPy array", True),
+        ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
+    ],
+    ("10", "tanh_vjp"): [
+        ("the engine's own gradient", lambda: tanh_vjp_by_engine, "engine Tensor", True),
+        ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
+    ],
+    ("10", "backward"): [
+        ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
+    ],
+    ("02", "mse_grads"): [
+        ("__array__ objects", lambda: lambda x, y, w, b: (ArrayLike(w), ArrayLike(b)), "of type ArrayLike",
+         True),
+        ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
+    ],
+    ("04", "momentum_update"): [
+        ("tuple subclass", lambda: lambda w, g, s, lr, mu: ShortTuple((w - lr * (mu * s + g), mu * s + g)),
+         "return a tuple", True),
+        ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
+    ],
+    ("04", "adam_update"): [
+        ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
+    ],
 }
+
+# ---- lesson 10: VJPs must be the learner's own, in NumPy ------------------------------------------
+
+
+def multiply_vjp_by_engine(g, a, b, y):  # asks the engine for the gradient instead of writing it
+    xa, xb = eg.constant(a), eg.constant(b)
+    with eg.GradientTape() as tape:
+        tape.watch([xa, xb])
+        out = xa * xb
+    return tuple(tape.gradient(out, [xa, xb], output_gradients=eg.constant(g)))
+
+
+def multiply_vjp_short_tuple(g, a, b, y):
+    return ShortTuple((g * b, g * a))
+
+
+def matmul_vjp_array_like(g, a, b, y):
+    return ArrayLike(g @ b.T), ArrayLike(a.T @ g)
+
+
+def tanh_vjp_by_engine(g, x, y):
+    return (eg.constant(g) * (1 - eg.tanh(eg.constant(x)) ** 2),)
+
 
 ROWS = [(key, label, build, fragment)
         for key, tries in ADVERSARIAL.items() for label, build, fragment, _ in tries]

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from gradviz.model import tapeinfo
+from gradviz.model import protocol, tapeinfo
 from gradviz.model.explain import variable_reads
 
 __all__ = ["Node", "Edge", "GraphModel", "build_model", "COLLAPSE_THRESHOLD"]
@@ -95,6 +95,7 @@ class GraphModel:
     group_of: dict[str, str] = field(default_factory=dict)  # node id → group id (collapsed models)
     clusters: dict[str, list[str]] = field(default_factory=dict)  # expanded scope → its node ids
     records: list[Any] = field(default_factory=list)  # the records the graph shows, in order
+    reader: Any = None  # the `protocol.Reader` that read them: values matched by identity
     folded: dict[str, Node] = field(default_factory=dict)  # nodes hidden inside groups, by id
     _plans: dict[int, Any] = field(default_factory=dict, repr=False, compare=False)  # fold plans
 
@@ -103,12 +104,13 @@ class GraphModel:
 
     def node_for(self, tensor: Any) -> Node:
         """The node showing ``tensor`` (a Variable's reads map to the Variable)."""
-        uid = self.alias.get(tensor.id, tensor.id)
+        uid = self.reader.key(tensor) if self.reader is not None else None
+        uid = self.alias.get(tensor.id, tensor.id) if uid is None else self.alias.get(uid, uid)
         nid = self.group_of.get(f"t{uid}", f"t{uid}")
         try:
             return self.nodes[nid]
         except KeyError:
-            raise KeyError(f"tensor #{tensor.id} {tensor.shape} is not in this graph.") from None
+            raise KeyError(f"tensor #{uid} {tensor.shape} is not in this graph.") from None
 
     def tensor_id(self, uid: int) -> str:
         """The id of the node that shows tensor ``uid`` (its group's, when collapsed)."""
@@ -214,9 +216,12 @@ def build_model(
 ) -> GraphModel:
     """The graph of the ops ``target`` depends on, as ``tape`` (or a list of tapes) recorded them.
 
+    ``tape``: this engine's tape(s), or any engine's tape that follows the tape protocol (API.md;
+    `gradviz.model.protocol` reads both, by the same code), or a `protocol.Reading` of one.
     ``target``: a tensor, a list of tensors (their sum is differentiated), or None for every record.
     ``names``: any name → tensor mapping (``locals()``), for labels. Tensor names are the fallback.
-    ``grads``: compute d target / d node for every node with the engine's backward pass.
+    ``grads``: d target / d node for every node: from the engine's backward pass, or for another
+    engine the ``.grad`` its values carry.
     ``caller``: the gradviz call the user made (``gv.backprop``...), which errors name.
 
     >>> import engine as eg
@@ -229,14 +234,17 @@ def build_model(
     >>> [n.label for n in gv.build_model(y, tape, names={"x": x, "y": y}).nodes.values()]
     ['x', '×', 'y']
     """
-    from engine import Variable  # noqa: PLC0415
-
-    tapes = tapeinfo.as_tapes(tape, caller)
-    merged = tapeinfo.merged_records(tapes)
+    reading = tape if isinstance(tape, protocol.Reading) else protocol.read_tape(tape, caller)
+    tapes, merged = reading.tapes, reading.rows
     if not merged:
+        if not tapes:
+            raise ValueError(f"{caller}: the tape's .records is empty: record each op as it runs.")
         raise tapeinfo.no_records_error(caller, tapes[0])
-    labels = tapeinfo.tape_labels(tapes, names)
-    targets = _flatten_targets(target, caller)
+    labels = tapeinfo.tape_labels(tapes, names) if tapes else ["tape"]
+    if tapes:
+        targets = [reading.reader.value(t) for t in _flatten_targets(target, caller)]
+    else:
+        targets = _foreign_targets(target, reading, caller)
 
     alias = variable_reads([r for r, _ in merged])
 
@@ -246,7 +254,7 @@ def build_model(
     produced = {key(r.output) for r, _ in merged}
     grads: dict[int, Any] = {}
     if targets:
-        kept, grads = _on_backward_path(merged, targets)
+        kept, grads = _on_backward_path(merged, targets) if tapes else _feeding(merged, targets)
         for t in targets:
             if key(t) not in produced and not any(key(i) == key(t) for r, _ in kept for i in r.inputs):
                 call = "gv.graph(y, tape=...)" if caller == "gv.graph" else f"{caller}(tape, y, ...)"
@@ -258,7 +266,7 @@ def build_model(
     else:
         kept = merged
 
-    by_name = tapeinfo.names_by_id(names, caller)
+    by_name = tapeinfo.names_by_id(names, caller) if tapes else _names_by_key(names, reading, caller)
     watched = {
         key(t)
         for tp in tapes
@@ -282,10 +290,11 @@ def build_model(
                 shape=tuple(t.shape),
                 dtype=str(t.dtype),
                 device=t.device,
-                variable=isinstance(t, Variable),
-                watched=uid in watched or isinstance(t, Variable) and leaf,
+                variable=t.variable,
+                watched=uid in watched or t.variable and leaf,
                 leaf=leaf,
                 order=order,
+                grad=None if tapes else t.grad,
             )
         return nid
 
@@ -308,8 +317,8 @@ def build_model(
         )
         for i, (x, src) in enumerate(zip(r.inputs, srcs)):
             edges.append(Edge(src, oid, i, key(x)))
-        out = tensor_node(r.output, r.op_id, leaf=False)
-        edges.append(Edge(oid, out, 0, key(r.output)))
+        for out in r.outputs:
+            edges.append(Edge(oid, tensor_node(out, r.op_id, leaf=False), 0, key(out)))
     for t in targets:
         nid = tensor_node(t, 0, leaf=key(t) not in produced)
         nodes[nid].target = True
@@ -324,11 +333,53 @@ def build_model(
         tape_labels=labels,
         alias=alias,
         records=[r for r, _ in kept],
+        reader=reading.reader,
     )
     _assign_scopes(model)
     if grads and targets:
         _attach_gradients(model, grads)
     return model
+
+
+def _foreign_targets(target: Any, reading: protocol.Reading, caller: str = "gv.graph") -> list[Any]:
+    """Another engine's target(s): values of its tape, matched by identity (None: every record)."""
+    if target is None:
+        return []
+    items = list(target) if isinstance(target, list | tuple) else [target]
+    out = []
+    for t in items:
+        if reading.reader.key(t) is None:
+            raise ValueError(f"{caller}: the target ({type(t).__name__}) is no input or output of any record "
+                             "on this tape: pass the value your engine's last op returned, the very object "
+                             "(values are matched by identity).")
+        out.append(reading.reader.value(t))
+    return out
+
+
+def _names_by_key(names: Mapping[str, Any] | None, reading: protocol.Reading,
+                  caller: str = "gv.graph") -> dict[int, str]:
+    """Value id → a variable name, for another engine's values (matched by identity)."""
+    from gradviz.model.checks import NAMES, expect_mapping  # noqa: PLC0415
+
+    expect_mapping(caller, "names", names, NAMES)
+    out: dict[int, str] = {}
+    for name, obj in (names or {}).items():
+        k = reading.reader.key(obj) if isinstance(name, str) and not name.startswith("_") else None
+        if k is not None:
+            out.setdefault(k, name)
+    return out
+
+
+def _feeding(merged: list, targets: list) -> tuple[list, dict[int, Any]]:
+    """Another engine's records that the targets depend on, in execution order (no gradients here:
+    its values carry their own ``.grad``)."""
+    needed = {t.id for t in targets}
+    kept = []
+    for r, k in merged[::-1]:
+        if any(o.id in needed for o in r.outputs):
+            kept.append((r, k))
+            needed.update(x.id for x in r.inputs)
+    return kept[::-1], {}
 
 
 def _flatten_targets(target: Any, caller: str = "gv.graph") -> list[Any]:
@@ -343,10 +394,10 @@ def _on_backward_path(merged: list, targets: list) -> tuple[list, dict[int, Any]
     """The records the engine's backward walk visits from ``targets`` (every recorded float input a
     source), in execution order, and the gradients it gives each tensor: gradviz draws what backprop
     does, and walks nothing itself."""
-    records = [r for r, _ in merged]
+    records = [r.source for r, _ in merged]  # the engine's own records: its walk reads them
     sources = {t.id: t for r in records for t in r.inputs if t.dtype.kind in "fc"}
-    steps, grads = tapeinfo.walk(records, targets, list(sources.values()))
-    visited = {step.record.op_id for step in steps}
+    steps, grads = tapeinfo.walk(records, [t.obj for t in targets], list(sources.values()))
+    visited = {step.record.op_id for step in steps}  # (an engine Record's op_id is its view's)
     return [(r, k) for r, k in merged if r.op_id in visited], grads
 
 

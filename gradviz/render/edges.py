@@ -30,10 +30,10 @@ def edge_magnitudes(model: Any) -> dict[tuple[str, str], float]:
     """
     from gradviz.model import tapeinfo  # noqa: PLC0415
 
-    targets = [model.nodes[t].tensor for t in model.targets if model.nodes[t].tensor is not None]
+    targets = [model.nodes[t].tensor.obj for t in model.targets if model.nodes[t].tensor is not None]
     if not targets:
         raise ValueError("flow: the graph has no target to take gradients of; pass one: gv.flow(y, tape).")
-    records = list(model.records)
+    records = [r.source for r in model.records]  # the engine's own records (`gradviz.model.protocol`)
     sources = {t.id: t for r in records for t in r.inputs if t.dtype.kind in "fc"}
     steps, _ = tapeinfo.walk(records, targets, list(sources.values()))
     out: dict[tuple[str, str], float] = {}

@@ -22,6 +22,7 @@ from typing import Any
 
 from gradviz.model.checks import NAMES, expect_labels, expect_mapping, expect_tensor, expect_tensors
 from gradviz.model.graph_model import COLLAPSE_THRESHOLD, GraphModel, Node, build_model
+from gradviz.model.protocol import is_engine_tape
 from gradviz.render import fmt
 from gradviz.render.array_panel import array_html
 from gradviz.render.dot import DEFAULT_SHOW, Drawing, to_dot
@@ -78,8 +79,8 @@ def graph(
     expect_mapping("gv.graph", "names", names, NAMES)
     if isinstance(target, GradientTape | list) and tape is None and _all_tapes(target):
         target, tape = None, target
-    if target is not None or tape is None:
-        expect_tensors("gv.graph", "the target", target, expected=GRAPH_INPUTS)
+    if (target is not None or tape is None) and (tape is None or is_engine_tape(tape)):
+        expect_tensors("gv.graph", "the target", target, expected=GRAPH_INPUTS)  # (else: the protocol's)
     if tape is None:
         tape = _find_tape(target, names)
     return GraphView(build_model(target, tape, names=names), show=show, collapse=collapse, theme=theme,

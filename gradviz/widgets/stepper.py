@@ -23,13 +23,13 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import traitlets
 
-from gradviz.model import tapeinfo
-from gradviz.model.checks import expect_tensor, expect_tensors
+from gradviz.model import protocol, tapeinfo
+from gradviz.model.checks import NAMES, expect_mapping, expect_tensor, expect_tensors, wrong_type
 from gradviz.model.graph_model import build_model
 from gradviz.model.step_totals import Arrival, accumulate
 from gradviz.render import fmt
@@ -44,13 +44,20 @@ __all__ = ["backprop", "BackpropView", "Arrival"]
 
 
 def backprop(
-    tape: Any, target: Any, sources: Any = None, names: Mapping[str, Any] | None = None, theme: str = "auto"
+    tape: Any, target: Any = None, sources: Any = None, names: Mapping[str, Any] | None = None,
+    theme: str = "auto",
 ) -> BackpropView:
-    """The backprop stepper for ``target`` over what ``tape`` recorded.
+    """The backprop stepper for ``target`` over what ``tape`` recorded, or over the ``steps`` of a walk.
 
+    ``gv.backprop(tape, target, sources)``: this engine's walk (``eg.backward_steps``) over the tape.
     ``sources``: the tensors whose gradients we are after (default: every tensor and Variable the
     tape watches). ``names``: a name → tensor mapping such as ``locals()``, for labels.
     The tape is not consumed: it may be non-persistent, as long as its gradient() was not called yet.
+
+    ``gv.backprop(steps)``: any walk's steps, in visit order, shaped like ``eg.BackwardStep``
+    (``.record``, ``.upstream``, ``.contributions``): the steps of a backward walk you wrote (the tape
+    protocol, `gradviz.model.protocol`), or ``list(eg.backward_steps(...))``. ``target`` defaults to
+    the output of the first step's record (where the walk starts).
 
     >>> import engine as eg
     >>> import gradviz as gv
@@ -62,6 +69,8 @@ def backprop(
     >>> bp = gv.backprop(tape, y, [x])
     >>> len(bp.steps), bp.steps[0].record.primitive.rule
     (1, '∂a = g·b, ∂b = g·a')
+    >>> len(gv.backprop(list(eg.backward_steps(tape, y, x))).steps)
+    1
     """
     return BackpropView(tape, target, sources=sources, names=names, theme=theme)
 
@@ -72,16 +81,39 @@ class BackpropView(View):
     def __init__(
         self,
         tape: Any,
-        target: Any,
+        target: Any = None,
         sources: Any = None,
         names: Mapping[str, Any] | None = None,
         theme: str = "auto",
     ):
+        expect_mapping("gv.backprop", "names", names, NAMES)
+        if protocol.is_engine_tape(tape):
+            model = self._from_tape(tape, target, sources, names)
+        else:
+            model = self._from_steps(tape, target, names)
+        self.graph = GraphView(model, theme=theme)
+        self._names = tapeinfo.names_by_id(names, "gv.backprop") if self.tapes else {}
+        alias = model.alias
+        key = lambda t: alias.get(t.id, t.id)  # noqa: E731  (a Variable's reads are its own node)
+        self._steps = [model.reader.step(s, k) for k, s in enumerate(self.steps)]  # one reader for all
+        self._target = model.reader.value(self.target)
+        self._arrivals, self._complete, totals = accumulate(self._steps, self._target, key)
+        self.gradients = {s.id: (totals.get(key(s)) if s.dtype.kind in "fc" else None) for s in self._watched}
+        if not self.tapes:  # another engine: the nodes show what its walk summed
+            for node in model.nodes.values():
+                if node.kind == "tensor" and node.grad is None and key(node.tensor) in totals:
+                    node.grad = totals[key(node.tensor)]
+        self._producers = {model.alias.get(r.output.id, r.output.id): r for r in model.records}
+        self._panels: dict[int, str] = {}
+        self._show()
+
+    def _from_tape(self, tape: Any, target: Any, sources: Any, names: Mapping[str, Any] | None) -> Any:
+        """This engine's tape: the model of what it recorded, and the engine's own steps over it."""
         from engine import backward_steps  # noqa: PLC0415
 
-        tapes = tapeinfo.as_tapes(tape, "gv.backprop")
-        records = [r for r, _ in tapeinfo.merged_records(tapes)]
-        if not records:
+        reading = protocol.read_tape(tape, "gv.backprop")
+        tapes = reading.tapes
+        if not reading.rows:
             raise tapeinfo.no_records_error("gv.backprop", tapes[0])
         expect_tensor("gv.backprop", "the target", target)
         if sources is None:
@@ -90,21 +122,45 @@ class BackpropView(View):
                                       "Pass the tensors or Variables to differentiate with respect to.")
         self.target = target
         self.tapes = tapes
-        self._names = tapeinfo.names_by_id(names, "gv.backprop")
-        self.graph = GraphView(build_model(target, tapes, names=names, caller="gv.backprop"), theme=theme)
-        model = self.graph.full_model
+        model = build_model(target, reading, names=names, caller="gv.backprop")
         reads = {r.inputs[0].id for r in model.records if r.is_variable_read}
         watched = [s for s in self.sources if s.id in reads or any(tp.is_watching(s) for tp in tapes)]
         with tapeinfo.quiet():
-            self.steps: list[BackwardStep] = list(backward_steps(list(model.records), [target], watched))
-        alias = model.alias
-        key = lambda t: alias.get(t.id, t.id)  # noqa: E731  (a Variable's reads are its own node)
-        self._arrivals, self._complete, totals = accumulate(self.steps, target, key)
-        self.gradients = {s.id: (totals.get(alias.get(s.id, s.id)) if s.dtype.kind in "fc" else None)
-                          for s in watched}
-        self._producers = {model.alias.get(r.output.id, r.output.id): r for r in model.records}
-        self._panels: dict[int, str] = {}
-        self._show()
+            self.steps: list[Any] = list(backward_steps([r.source for r in model.records], [target], watched))
+        self._watched = watched
+        return model
+
+    def _from_steps(self, steps: Any, target: Any, names: Mapping[str, Any] | None) -> Any:
+        """Any walk's steps: read through the tape protocol, drawn over the records they visit."""
+        stepish = (not hasattr(steps, "records") and not isinstance(steps, str | bytes | Mapping)
+                   and isinstance(steps, Iterable))
+        self.steps = list(steps) if stepish else []
+        if not stepish or (self.steps and not any(hasattr(s, "record") for s in self.steps)):
+            raise wrong_type("gv.backprop", "the tape",
+                             "an eg.GradientTape (with target and sources), or the steps of a backward walk "
+                             "(objects with .record, .upstream, .contributions)", steps,
+                             "For your own engine, pass the list of steps your backward walk made.")
+        if not self.steps:
+            raise ValueError("gv.backprop: no steps to show: the walk visited no record (is the target "
+                             "computed from the inputs on this tape?).")
+        self.tapes = []
+        reader = protocol.Reader("gv.backprop")
+        for k, s in enumerate(self.steps[::-1]):  # the records first, in the order they ran
+            if getattr(s, "record", None) is not None:
+                reader.record(s.record, k)
+        views = [reader.step(s, k) for k, s in enumerate(self.steps)]
+        ops = [v.record for v in views][::-1]  # visit order is last op first: the tape's order reversed
+        reading = protocol.Reading([(op, [0]) for op in ops], [], reader)
+        self.target = views[0].record.outputs[0].obj if target is None else target
+        model = build_model(self.target, reading, names=names, caller="gv.backprop")
+        produced = {o.id for op in ops for o in op.outputs}
+        seen: dict[int, Any] = {}
+        for v in views:
+            for x, c in zip(v.record.inputs, v.contributions):
+                if c is not None and x.id not in produced:
+                    seen.setdefault(x.id, x)
+        self.sources = self._watched = list(seen.values())
+        return model
 
     # ---- state -------------------------------------------------------------------------------------
     @property
@@ -115,12 +171,12 @@ class BackpropView(View):
     @property
     def op(self) -> str | None:
         """The op highlighted now (None at the seed)."""
-        return self.step.record.op if self.step is not None else None
+        return self._steps[self.position - 1].record.op if self.position > 0 else None
 
     @property
     def highlighted(self) -> str | None:
         """The graph node id of the highlighted op."""
-        return f"o{self.step.record.op_id}" if self.step is not None else None
+        return f"o{self._steps[self.position - 1].record.op_id}" if self.position > 0 else None
 
     @property
     def panel(self) -> str:
@@ -164,7 +220,7 @@ class BackpropView(View):
         g.highlight, g.edge_highlight, g.text_overrides = {}, {}, {}
         complete = (
             self._complete[self.position - 1] if self.step is not None
-            else {model.alias.get(self.target.id, self.target.id)}
+            else {model.alias.get(self._target.id, self._target.id)}
         )
         drawing = g.drawing
         for nid, node in model.nodes.items():
@@ -177,9 +233,9 @@ class BackpropView(View):
                 text = drawing.fields.get(drawing.ids.get(nid, ""), {}).get("grad")
                 if text:
                     g.text_overrides[nid] = {text: {"text": "grad ?", "fill": pal.muted}}
-        step = self.step
+        step = self._steps[self.position - 1] if self.position > 0 else None
         if step is None:
-            tid = model.tensor_id(self.target.id)
+            tid = model.tensor_id(self._target.id)
             g.highlight[tid] = {"stroke": pal.upstream, "stroke-width": "3"}
             return
         out = f"t{model.alias.get(step.record.output.id, step.record.output.id)}"
@@ -224,14 +280,14 @@ class BackpropView(View):
 
     def _explain(self, position: int) -> str:
         n = len(self.steps)
-        tname = esc(self._name(self.graph.full_model.alias.get(self.target.id, self.target.id)))
+        tname = esc(self._name(self.graph.full_model.alias.get(self._target.id, self._target.id)))
         if position == 0:
             return (
                 f"<div><b>Step 0 of {n}: the seed</b></div><div>d {tname} / d {tname} = 1 "
-                f"(ones shaped {esc(fmt.shape_text(self.target.shape))}). The backward pass now visits the "
+                f"(ones shaped {esc(fmt.shape_text(self._target.shape))}). The backward pass now visits the "
                 "recorded ops from last to first.</div>" + self._summary(final=n == 0)
             )
-        s = self.steps[position - 1]
+        s = self._steps[position - 1]
         r = s.record
         alias = self.graph.full_model.alias
         out_key = alias.get(r.output.id, r.output.id)
@@ -239,12 +295,14 @@ class BackpropView(View):
         ins = ", ".join(esc(self._name(alias.get(x.id, x.id))) for x in r.inputs)
         named = self.graph.full_model.nodes.get(f"t{out_key}")
         head = f"{outname} = " if named is not None and named.name else ""
-        upstream = s.upstream[0].numpy()
+        upstream = s.upstream[0]
         parts = [
             f"<div><b>Step {position} of {n}: {esc(r.op)}</b> (op #{r.op_id}): "
             f"{head}{esc(r.op)}({ins})</div>",
             f"<div style='margin-top:4px'>rule: <code>{esc(r.primitive.rule)}</code> "
-            f"(g: the upstream gradient{', y: the output' if 'y' in r.primitive.rule else ''})</div>",
+            f"(g: the upstream gradient{', y: the output' if 'y' in r.primitive.rule else ''})</div>"
+            if r.primitive.rule else
+            f"<div style='margin-top:4px'>rule: your engine's {esc(r.op)} (not an op of eg.primitives)</div>",
             f"<div style='margin-top:4px'>upstream g = d {tname} / d {outname} = "
             f"<code>{esc(_val(upstream))}</code></div>",
         ]
@@ -285,9 +343,10 @@ class BackpropView(View):
             g = self.gradients.get(s.id)
             label = esc(self._name(self.graph.full_model.alias.get(s.id, s.id)))
             if g is not None:
-                items.append(f"<li>d / d {label} = <code>{esc(_val(g.numpy()))}</code></li>")
+                items.append(f"<li>d / d {label} = <code>{esc(_val(g))}</code></li>")
             else:
-                reason = _reason(explain_none, self.tapes, self.target, s)
+                reason = (_reason(explain_none, self.tapes, self.target, s) if self.tapes
+                          else "no contribution reached it in this walk.")
                 items.append(f"<li>d / d {label} = None: {esc(reason)}</li>")
         return f"<div style='margin-top:6px'><b>Done.</b> The gradients:<ul>{''.join(items)}</ul></div>"
 
@@ -307,7 +366,7 @@ class BackpropView(View):
         base_shapes, base_texts = g.styles(highlights=False)
         base = strip_prolog(restyle(g._layout()[2], base_shapes, base_texts))
         f = Frames("backprop", picture=f'<div data-gv-layer="graph">{base}</div>')
-        labels = ["0: the seed"] + [f"{k}: {s.record.op}" for k, s in enumerate(self.steps, 1)]
+        labels = ["0: the seed"] + [f"{k}: {s.record.op}" for k, s in enumerate(self._steps, 1)]
         f.slider("step", labels, self.position, play=True, note=f"all {len(self)} positions")
         patches, panels = [], []
         keep = self.position

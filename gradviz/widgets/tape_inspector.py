@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gradviz.model import tapeinfo
+from gradviz.model import protocol, tapeinfo
 from gradviz.model.checks import NAMES, expect_mapping
 from gradviz.model.explain import explain_none, variable_reads
 from gradviz.render import fmt
@@ -35,7 +35,8 @@ __all__ = ["tape", "TapeView"]
 def tape(
     tape: Any, names: Mapping[str, Any] | None = None, target: Any = None, sources: Any = None
 ) -> TapeView:
-    """The tape inspector for ``tape`` (or a list of tapes, e.g. ``[outer, inner]``).
+    """The tape inspector for ``tape`` (or a list of tapes, e.g. ``[outer, inner]``), or for any engine's
+    tape that follows the tape protocol (``tape.records``: see `gradviz.model.protocol`).
 
     ``names``: a name → tensor (and tape) mapping such as ``locals()``, for labels.
     ``target``, ``sources``: optionally, show d target / d source for each source, or why it is None.
@@ -51,7 +52,7 @@ def tape(
     True
     """
     expect_mapping("gv.tape", "names", names, NAMES)
-    return TapeView(tapeinfo.as_tapes(tape, "gv.tape"), names=names, target=target, sources=sources)
+    return TapeView(protocol.read_tape(tape, "gv.tape"), names=names, target=target, sources=sources)
 
 
 class TapeView(View):
@@ -59,20 +60,27 @@ class TapeView(View):
 
     def __init__(
         self,
-        tapes: list[Any],
+        tapes: Any,
         names: Mapping[str, Any] | None = None,
         target: Any = None,
         sources: Any = None,
     ):
         from engine import nest  # noqa: PLC0415
 
-        self.tapes = tapes
-        self.labels = tapeinfo.tape_labels(tapes, names)
-        self.names = tapeinfo.names_by_id(names, "gv.tape")
-        self.rows = tapeinfo.merged_records(tapes)
+        reading = tapes if isinstance(tapes, protocol.Reading) else protocol.read_tape(tapes, "gv.tape")
+        self.reading = reading
+        self.tapes = tapes = reading.tapes
+        self.labels = tapeinfo.tape_labels(tapes, names) if tapes else ["your tape"]
+        self.names = tapeinfo.names_by_id(names, "gv.tape") if tapes else {
+            k: n for n, v in (names or {}).items()
+            if isinstance(n, str) and not n.startswith("_") and (k := reading.reader.key(v)) is not None}
+        self.rows = reading.rows
         self.alias = variable_reads([r for r, _ in self.rows])
         self.target = target
         self.sources = nest.flatten(sources) if sources is not None else []
+        if not tapes:  # another engine's values: read like its records' (matched by identity)
+            self.target = None if target is None else reading.reader.value(target, "the target")
+            self.sources = [reading.reader.value(v, "a source") for v in self.sources]
         self.row: int | None = None  # the selected row (index into `rows`)
         self._choices = self._tensor_choices()
 
@@ -85,6 +93,8 @@ class TapeView(View):
         return f"{base} {fmt.shape_text(t.shape)}"
 
     def status(self, k: int) -> str:
+        if not self.tapes:
+            return "your engine's tape"
         t = self.tapes[k]
         state = ["persistent" if t.persistent else "non-persistent"]
         state.append("recording" if t.is_recording else "not recording")
@@ -98,13 +108,12 @@ class TapeView(View):
         if self.row is None or not self.rows:
             return ""
         r, which = self.rows[self.row]
-        d = r.to_dict()
         ins = "".join(
             f"<li>{esc(self.label(x))} {esc(str(x.dtype))} on {esc(x.device)}"
             f"{array_html(x.numpy())}</li>"
             for x in r.inputs
         )
-        params = esc(", ".join(f"{k}={v!r}" for k, v in d["params"].items())) or "none"
+        params = esc(", ".join(f"{k}={v!r}" for k, v in r.params.items())) or "none"
         by = esc(", ".join(self.labels[k] for k in which))
         return (
             f"<div><b>op #{r.op_id}: {esc(r.op)}</b> recorded by {by}<div>inputs:</div><ul>{ins}</ul>"
@@ -121,15 +130,17 @@ class TapeView(View):
 
         target = self.target if target is None else target
         sources = self.sources if sources is None else nest.flatten(sources)
-        if target is None or not sources:
+        if target is None or not sources or not self.tapes:
             return []
+        target = getattr(target, "obj", target)  # a value of this view: the engine's tensor
+        sources = [getattr(s, "obj", s) for s in sources]
         out = []
         tp = self.tapes[tape_index]
         for s in sources:
             reason = explain_none(tp, target, s, others=self.tapes)
             text = ""
             if reason is None and not tapeinfo.is_used(tp):
-                _, grads = tapeinfo.walk(tp.records, [target], [s])
+                _, grads = tapeinfo.walk(tp.records, [target], [s])  # the engine's own walk
                 g = grads.get(s.id)
                 text = fmt.full(g.numpy(), threshold=60) if g is not None else ""
             out.append((self.label(s), text, reason))
@@ -152,7 +163,7 @@ class TapeView(View):
                 f"<tr{style or partial}><td>{r.op_id}</td><td><b>{esc(r.op)}</b></td><td>{ins}</td>"
                 f"<td>{esc(self.label(r.output))}</td>{marks}</tr>"
             )
-        if not body:
+        if not body and self.tapes:
             why = [tapeinfo.no_records_error("gv.tape", t) for t in self.tapes]
             body.append(f"<tr><td colspan='{4 + len(self.tapes)}'>{esc(str(why[0]))}</td></tr>")
         return (
@@ -161,6 +172,8 @@ class TapeView(View):
         )
 
     def _tapes_html(self) -> str:
+        if not self.tapes:
+            return f"<ul><li><b>your engine's tape</b>: {len(self.rows)} records</li></ul>"
         parts = []
         for k, t in enumerate(self.tapes):
             var = ", ".join(esc(self.label(v)) for v in t.watched_variables()) or "none"
@@ -250,7 +263,7 @@ class TapeView(View):
         f.layer("table", "html", ["op"], lambda k: tables[k])
         f.layer("details", "html", ["op"], lambda k: details[k])
         choices = self._choices
-        if choices:
+        if choices and self.tapes:
             names = [label for label, _ in choices]
             target = next((k for k, (_, t) in enumerate(choices)
                            if self.target is not None and t.id == self.target.id), len(choices) - 1)

@@ -7,7 +7,8 @@ In a lesson notebook (the kernel runs in ``lessons/``, so this package is import
     check("partials", (dx, dy))     # prints "Right! ..." or "Not yet: ... Hint: ..."
 
 For lesson authors: register each exercise in your lesson's module of this package
-(``lessons_01_03.py``, ``lessons_04_06.py``, ``lessons_07_08.py``, ``lessons_09.py``; a new one is
+(``lessons_01_03.py``, ``lessons_04_06.py``, ``lessons_07_08.py``, ``lessons_09.py``,
+``lessons_10.py``, ``making.py`` for the making exercises of lessons 02 and 04; a new one is
 imported below), under the lesson's two-digit number and a short exercise name that the notebook uses.
 The machinery: ``registry.py`` (`register`, `evaluate`, `check`, `checker`), ``timelimit.py``,
 ``forbidden.py`` (calls to a forbidden built-in), ``plain.py`` (plain values), ``compare.py`` (the
@@ -66,7 +67,15 @@ from __future__ import annotations
 
 import sys
 
-from . import lessons_01_03, lessons_04_06, lessons_07_08, lessons_09, registry  # noqa: F401 (they register)
+from . import (  # noqa: F401 (they register)
+    lessons_01_03,
+    lessons_04_06,
+    lessons_07_08,
+    lessons_09,
+    lessons_10,
+    making,
+    registry,
+)
 from .compare import Judge, _compare, _compare_numbers, close_to  # noqa: F401 (the helpers: as before)
 from .registry import EXERCISES, Exercise, check, checker, evaluate, register
 from .seal import seal as _seal

@@ -8,8 +8,10 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from engine import backward as _backward
 from engine import clipping as _clipping
 from engine.nn import losses as _losses
+from engine.optimizers import base as _optimizers
 
 
 def _code_of(function: Callable[..., Any]) -> Any:
@@ -21,6 +23,8 @@ _BUILT_INS = {
     "clip_by_norm": _code_of(_clipping.clip_by_norm),
     "softmax_cross_entropy": _code_of(_losses.softmax_cross_entropy),
     "sparse_softmax_cross_entropy": _code_of(_losses.sparse_softmax_cross_entropy),
+    "walk": _code_of(_backward.walk),  # every gradient the engine computes (tape, gradients_function, ...)
+    "apply_gradients": _code_of(_optimizers.Optimizer.apply_gradients),
 }
 
 

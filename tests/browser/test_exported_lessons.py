@@ -24,7 +24,7 @@ from page_assets import unavailable  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-LESSONS = sorted(ROOT.glob("lessons/0[0-9]_*.ipynb"))
+LESSONS = sorted(ROOT.glob("lessons/[0-9][0-9]_*.ipynb"))
 PAGE_BUDGET = 3_000_000  # bytes of one lesson page
 ANSWER_MS = 50  # a control's answer in the page
 LOCAL = ("file:", "data:", "blob:")

@@ -1,0 +1,193 @@
+"""Making exercises of lessons 02 and 04 (CURRICULUM.md, "Learning by making"): the learner writes a
+gradient by hand and an optimizer's update with its state; the check runs it on random inputs of
+several shapes, compares with what the engine computes, and names the kind of mistake by comparing
+with typical wrong variants. Asking the engine for the answer (a tape, ``eg.gradients_function``, an
+optimizer's ``apply_gradients``) is seen by the identity of its code and refused.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import engine as eg
+
+from .forbidden import _calls_to
+from .plain import _plain_numbers
+from .registry import register
+
+
+def _arrays(out: Any, n: int, what: str) -> list[np.ndarray] | str:
+    """The learner's ``n`` results as float64 arrays, or what is wrong with them."""
+    if type(out) not in (tuple, list) or len(out) != n:
+        return f"return a tuple of {n} ({what})."
+    parts = []
+    for i, p in enumerate(out):
+        a = _plain_numbers(p, f"part {i + 1} ")
+        if isinstance(a, str):
+            return a
+        parts.append(a.astype(np.float64))
+    return parts
+
+
+def _first_match(got: list[np.ndarray], variants: dict[str, list[np.ndarray]]) -> str | None:
+    for what, wrong in variants.items():
+        if all(np.shape(w) == g.shape and np.allclose(g, w, rtol=1e-6, atol=1e-9)
+               for g, w in zip(got, wrong) if w is not None):
+            return what
+    return None
+
+
+# ---- lesson 02: the gradient of the mean squared error, by hand ---------------------------------------
+
+
+def _engine_mse_grads(x: np.ndarray, y: np.ndarray, w: np.ndarray, b: np.ndarray) -> list[np.ndarray]:
+    wv, bv = eg.Variable(w), eg.Variable(b)
+    with eg.GradientTape() as tape:
+        e = eg.constant(x) @ wv + bv - eg.constant(y)
+        loss = eg.mean(e * e)
+    return [g.numpy() for g in tape.gradient(loss, [wv, bv])]
+
+
+def _judge_mse_grads(answer: Any) -> str | None:
+    rng = np.random.default_rng()
+    for n, k in ((20, 3), (7, 1), (5, 4)):
+        x, y = rng.normal(size=(n, k)), rng.normal(size=(n, 1))
+        w, b = rng.normal(size=(k, 1)), rng.normal(size=(1,))
+        want = _engine_mse_grads(x, y, w, b)
+        with _calls_to("walk") as called:
+            try:
+                out = answer(x.copy(), y.copy(), w.copy(), b.copy())
+            except Exception as exc:  # noqa: BLE001
+                return f"calling it with x of shape {(n, k)} raised {type(exc).__name__}: {exc}"
+        if called:
+            return ("it asks the engine for the gradient (a tape or eg.gradients_function): the exercise is "
+                    "to write the formula yourself.")
+        got = _arrays(out, 2, "dL/dw, dL/db")
+        if isinstance(got, str):
+            return got
+        e = x @ w + b - y
+        if got[1].shape == (n, 1) or got[1].shape == (n,):
+            return ("dL/db has one entry per example: b was broadcast over the rows, so its gradient is "
+                    "summed over that axis (it has b's shape).")
+        if got[0].shape == (1, k) and k > 1:
+            return f"dL/dw has shape {got[0].shape}, the transpose of w's {w.shape}."
+        if got[0].shape != w.shape or got[1].size != 1:
+            return f"the gradients must have the shapes of w {w.shape} and b {b.shape}."
+        got[1] = got[1].reshape(b.shape)
+        if all(np.allclose(g, t, rtol=1e-6, atol=1e-9) for g, t in zip(got, want)):
+            continue
+        problem = _first_match(got, {
+            "it misses the factor 2 that the square's derivative brings.": [x.T @ e / n, e.sum(0) / n],
+            "it sums over the examples where the loss takes the mean (a factor 1/n).": [
+                2 * x.T @ e, 2 * e.sum(0)],
+            "the sign is flipped: the error is prediction minus target.": [
+                -2 * x.T @ e / n, -2 * e.sum(0) / n],
+        })
+        return problem or f"the gradients are not right for x of shape {(n, k)}."
+    return None
+
+
+register("02", "mse_grads", function="mse_grads", judge=_judge_mse_grads, hint=(
+    "Write e = x @ w + b − y; differentiate mean(e²) by e first, then follow the chain rule through "
+    "x @ w (mind the shapes) and through the broadcast of b over the rows."),
+    praise="That is what the engine's tape computed for you in this lesson.")
+
+
+# ---- lesson 04: Momentum and Adam, step by step, slots included ----------------------------------------
+
+
+def _run_optimizer(answer: Callable, make: Callable, slots: tuple[str, ...], call: Callable,
+                   variants: Callable, shapes=((3, 2), ())) -> str | None:
+    """Run ``eg.optimizers`` and the learner's update side by side for 5 steps of random gradients."""
+    rng = np.random.default_rng()
+    for shape in shapes:
+        w0 = rng.normal(size=shape)
+        var, opt = eg.Variable(w0), make()
+        w, state = w0.copy(), [np.zeros(shape) for _ in slots]
+        for step in range(1, 6):
+            g = rng.normal(size=shape)
+            opt.apply_gradients([(eg.constant(g), var)])
+            want = [var.numpy()] + [opt.get_slot(var, s).numpy() for s in slots]
+            with _calls_to("apply_gradients") as called:
+                try:
+                    out = call(answer, w.copy(), g.copy(), [s.copy() for s in state], step)
+                except Exception as exc:  # noqa: BLE001
+                    return f"at step {step} (shape {shape}) calling it raised {type(exc).__name__}: {exc}"
+            if called:
+                return ("it runs one of the engine's optimizers: the exercise is to write the update "
+                        "yourself, with NumPy.")
+            got = _arrays(out, 1 + len(slots), "the new variable, then the new slots")
+            if isinstance(got, str):
+                return got
+            if any(gv.shape != wv.shape for gv, wv in zip(got, want)):
+                return f"at step {step} a result has the wrong shape: each has the variable's, {shape}."
+            if all(np.allclose(a, b, rtol=1e-6, atol=1e-9) for a, b in zip(got, want)):
+                w, state = got[0], got[1:]
+                continue
+            problem = _first_match(got, variants(w, g, state, step))
+            if problem is None:
+                which = "the variable" if not np.allclose(got[0], want[0], rtol=1e-6) else "a slot"
+                problem = f"at step {step} {which} is not what eg.optimizers computes."
+            return problem
+    return None
+
+
+LR, MU = 0.1, 0.9
+
+
+def _momentum_variants(w, g, state, step):
+    (s,) = state
+    a = MU * s + g
+    return {
+        "the variable moved with the old slot: update the slot first, then step the variable with the "
+        "new slot.": [w - LR * s, a],
+        "the step uses the gradient alone: the variable moves by the slot (the running sum of "
+        "gradients).": [w - LR * g, a],
+        "the variable moved uphill: subtract the step.": [w + LR * a, a],
+        "the slot forgets its old value: it is momentum times the old slot plus the gradient.": [
+            w - LR * g, g],
+    }
+
+
+def _judge_momentum(answer: Any) -> str | None:
+    return _run_optimizer(answer, lambda: eg.optimizers.Momentum(LR, momentum=MU), ("momentum",),
+                          lambda f, w, g, st, step: f(w, g, st[0], LR, MU), _momentum_variants)
+
+
+B1, B2, EPS, LR_ADAM = 0.9, 0.999, 1e-7, 0.01
+
+
+def _adam_variants(w, g, state, step):
+    m0, v0 = state
+    m, v = B1 * m0 + (1 - B1) * g, B2 * v0 + (1 - B2) * g * g
+    lr_t = LR_ADAM * math.sqrt(1 - B2 ** step) / (1 - B1 ** step)
+    return {
+        "the bias correction is missing: early on m and v are too small, and Adam divides by (1 − β^t).": [
+            w - LR_ADAM * m / (np.sqrt(v) + EPS), m, v],
+        "the variable moved with the old slots: update m and v first, then the variable.": [
+            w - lr_t * m0 / (np.sqrt(v0) + EPS), m, v],
+        "ε is inside the square root; eg.optimizers.Adam (as TensorFlow) adds it after: √v + ε.": [
+            w - lr_t * m / np.sqrt(v + EPS), m, v],
+        "v is a running mean of the squared gradient, g·g, not of g.": [None, m, B2 * v0 + (1 - B2) * g],
+    }
+
+
+def _judge_adam(answer: Any) -> str | None:
+    return _run_optimizer(answer, lambda: eg.optimizers.Adam(LR_ADAM, beta1=B1, beta2=B2, epsilon=EPS),
+                          ("m", "v"),
+                          lambda f, w, g, st, step: f(w, g, st[0], st[1], step, LR_ADAM, B1, B2, EPS),
+                          _adam_variants)
+
+
+register("04", "momentum_update", function="momentum_update", judge=_judge_momentum, hint=(
+    "The slot is a running sum of the gradients, decayed by the momentum at every step, and the "
+    "variable steps along the slot (the table of update rules above). Return (new_w, new_slot)."),
+    praise="Step by step, slot included, it is eg.optimizers.Momentum.")
+register("04", "adam_update", function="adam_update", judge=_judge_adam, hint=(
+    "m and v are running means of g and g·g (β₁, β₂); the step uses m / (√v + ε), with the learning "
+    "rate corrected for the zeros m and v start from at step t = 1, 2, ... Return (new_w, new_m, new_v)."),
+    praise="Step by step, slots included, it is eg.optimizers.Adam.")
