@@ -246,30 +246,31 @@ def walk(records: Sequence[Record], seeds: list[tuple[Tensor, Tensor]], source_i
         if g is None:
             continue
         if step_scope is None:
-            given = _contributions(r, g, depends)
+            given = _step(r, g, grads, depends, sums_are_ops)
         else:
             with step_scope(r.output):
-                given = _contributions(r, g, depends)
-        for x, gi in zip(r.inputs, given):
-            if gi is not None:
-                _accumulate(grads, x._uid, gi, sums_are_ops)
+                given = _step(r, g, grads, depends, sums_are_ops)
         if on_step is not None:
             on_step(BackwardStep(r, (g,), given))
     return {i: grads[i] for i in keep if i in grads}
 
 
-def _contributions(r: Record, g: Tensor, depends: set[int]) -> tuple[Tensor | None, ...]:
-    """What each input of ``r`` receives from its upstream gradient ``g`` (None for an input that
-    leads to no source)."""
-    return tuple(None if x._uid not in depends else input_gradient(r, i, g) for i, x in enumerate(r.inputs))
-
-
-def _accumulate(grads: dict[int, Tensor], uid: int, gi: Tensor, sums_are_ops: bool) -> None:
-    """Add the contribution ``gi`` to the gradient of tensor ``uid``."""
-    prev = grads.get(uid)
-    if prev is None:
-        grads[uid] = gi
-    elif sums_are_ops or prev._device.kind == "gpu":  # (GPUs: let `add` make the device current)
-        grads[uid] = REGISTRY["add"](prev, gi)
-    else:
-        grads[uid] = Tensor._make(prev._data + gi._data, prev._device)
+def _step(r: Record, g: Tensor, grads: dict[int, Tensor], depends: set[int],
+          sums_are_ops: bool) -> tuple[Tensor | None, ...]:
+    """Visit ``r`` with its upstream gradient ``g``: each input that leads to a source receives its
+    contribution, added to that input's gradient in ``grads`` (a tensor's gradient is the sum of the
+    contributions it receives). Returns the contributions, one per input (None where none flows)."""
+    given = []
+    for i, x in enumerate(r.inputs):
+        gi = input_gradient(r, i, g) if x._uid in depends else None
+        given.append(gi)
+        if gi is None:
+            continue
+        prev = grads.get(x._uid)
+        if prev is None:
+            grads[x._uid] = gi
+        elif sums_are_ops or prev._device.kind == "gpu":  # (GPUs: let `add` make the device current)
+            grads[x._uid] = REGISTRY["add"](prev, gi)
+        else:  # nothing records this walk: add the arrays, no op needed
+            grads[x._uid] = Tensor._make(prev._data + gi._data, prev._device)
+    return tuple(given)

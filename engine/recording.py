@@ -33,9 +33,20 @@ __all__ = ["active_tapes", "next_op_id", "tracer", "tracing"]
 anywhere = 0  # tapes active in any thread; changed under _lock
 listening = 0  # tapes active in any thread + threads tracing: the hot paths' only check
 _lock = threading.Lock()
-# _local.tapes: this thread's active tapes, outermost first; _local.tracer: its tracer (or None);
-# _local.paused: tracers set aside by `paused_tracing` (a layer building its weights)
-_local = threading.local()
+tracing_threads = 0  # threads tracing now (the switch for the tracer checks); changed under _lock
+
+
+class _ThreadState(threading.local):
+    """This thread's listeners. (Every attribute is set here, so that reading one never goes
+    through a missing attribute's AttributeError: these are read for every op.)"""
+
+    def __init__(self) -> None:
+        self.tapes: list[Any] = []  # its active tapes, outermost first
+        self.tracer: Any = None  # its tracer while eg.function traces
+        self.paused: list[Any] = []  # tracers set aside by `paused_tracing` (a layer building weights)
+
+
+_local = _ThreadState()
 _op_ids = itertools.count(1)
 
 
@@ -45,7 +56,7 @@ def active_tapes() -> tuple[Any, ...]:
     >>> active_tapes()
     ()
     """
-    return tuple(getattr(_local, "tapes", ()))
+    return tuple(_local.tapes)
 
 
 def next_op_id() -> int:
@@ -58,18 +69,18 @@ def next_op_id() -> int:
 
 
 def _count(change: int, tapes: bool) -> None:
-    global anywhere, listening
+    global anywhere, listening, tracing_threads
     with _lock:
         listening += change
         if tapes:
             anywhere += change
+        else:
+            tracing_threads += change
 
 
 def push(tape: Any) -> list[Any]:
     """Make ``tape`` active in this thread; returns the stack it joined (give it back to `pop`)."""
-    tapes = getattr(_local, "tapes", None)
-    if tapes is None:
-        tapes = _local.tapes = []
+    tapes = _local.tapes
     if tape in tapes:
         raise RuntimeError("This GradientTape is already active; tapes cannot be entered twice.")
     tapes.append(tape)
@@ -86,7 +97,7 @@ def pop(tape: Any, tapes: list[Any]) -> None:
 
 def is_recording() -> bool:
     """Whether any tape of this thread records right now (the backward walk's sums must then be ops)."""
-    return any(t._recording for t in getattr(_local, "tapes", ()))
+    return any(t._recording for t in _local.tapes)
 
 
 # ---- graph mode's tracer ---------------------------------------------------------------------------
@@ -97,13 +108,13 @@ def tracer() -> Any:
     >>> tracer() is None
     True
     """
-    return getattr(_local, "tracer", None) if listening else None
+    return _local.tracer if tracing_threads else None
 
 
 @contextlib.contextmanager
 def tracing(new: Any) -> Iterator[Any]:
     """Make ``new`` this thread's tracer for the block (what `eg.function` does to trace)."""
-    if getattr(_local, "tracer", None) is not None:
+    if _local.tracer is not None:
         raise RuntimeError("engine.recording.tracing: this thread already traces (nested traces inline).")
     _local.tracer = new
     _count(+1, tapes=False)
@@ -121,7 +132,7 @@ def paused_tracing() -> Iterator[None]:
     if current is None:
         yield
         return
-    paused = _local.__dict__.setdefault("paused", [])
+    paused = _local.paused
     paused.append(current)
     _local.tracer = None
     try:
@@ -161,7 +172,7 @@ def record(prim: Any, inputs: tuple[Any, ...], output: Any, params: dict) -> Non
     differentiable, with a floating output); a tracer makes it a graph node."""
     if prim.vjps is not None and output._data.dtype.kind in "fc":
         rec = None
-        for tape in getattr(_local, "tapes", ()):
+        for tape in _local.tapes:
             if tape._recording:
                 watched = tape._watched
                 for t in inputs:
@@ -171,7 +182,7 @@ def record(prim: Any, inputs: tuple[Any, ...], output: Any, params: dict) -> Non
                             rec = Record(next(_op_ids), prim, tuple(inputs), output, params)
                         tape._records.append(rec)
                         break
-    if (current := getattr(_local, "tracer", None)) is not None:
+    if tracing_threads and (current := _local.tracer) is not None:
         current.on_op(prim, inputs, output, params)
 
 
@@ -179,7 +190,7 @@ def record_read(prim: Any, var: Any, snapshot: Any) -> None:
     """A Variable was read: tapes auto-watch it (when trainable) and record the read as an op; a
     tracer makes it a read node."""
     rec = None
-    for tape in getattr(_local, "tapes", ()):
+    for tape in _local.tapes:
         if not tape._recording:
             continue
         if var._trainable and tape._watch_accessed and var._uid not in tape._watched:
@@ -189,14 +200,14 @@ def record_read(prim: Any, var: Any, snapshot: Any) -> None:
                 rec = Record(next(_op_ids), prim, (var,), snapshot, {})
             tape._watched.add(snapshot._uid)
             tape._records.append(rec)
-    if (current := getattr(_local, "tracer", None)) is not None:
+    if tracing_threads and (current := _local.tracer) is not None:
         current.on_read(var, snapshot)
 
 
 def record_assign(var: Any, op: str, value: Any) -> None:
     """``var.assign(value)`` (or ``assign_add``, ``assign_sub``) is about to run: a tracer makes it a
     graph node (tapes do not record assignments)."""
-    if (current := getattr(_local, "tracer", None)) is not None:
+    if tracing_threads and (current := _local.tracer) is not None:
         current.on_assign(var, op, value)
 
 
@@ -204,8 +215,7 @@ def note_new_variable(name: str | None) -> None:
     """A Variable is being made: a trace allows that on a function's first trace only."""
     current = tracer()
     if current is None:
-        paused = getattr(_local, "paused", None)
-        current = paused[-1] if paused else None
+        current = _local.paused[-1] if _local.paused else None
     if current is not None:
         current.on_new_variable(name)
 
@@ -214,7 +224,7 @@ def note_host_read(t: Any, how: str, tapes: bool = True) -> None:
     """``t``'s value leaves the engine (``how``: ".numpy()", "np.asarray()", ".item()", "bool()"): a
     tracer refuses (a traced tensor has no value yet, `TracingError`); each tape that watches ``t``
     keeps how, for `GradientTape.host_read` (why a gradient is None), unless ``tapes`` is False."""
-    if (current := getattr(_local, "tracer", None)) is not None:
+    if tracing_threads and (current := _local.tracer) is not None:
         current.check_value(t, how)
     if tapes and anywhere:
         for tape in watchers(t):
@@ -230,5 +240,5 @@ def symbolic_repr(t: Any) -> str | None:
 def watchers(t: Any) -> list[Any]:
     """This thread's recording tapes that watch ``t``, or would watch it when it is read (a trainable
     Variable under a tape that watches accessed variables)."""
-    return [tape for tape in getattr(_local, "tapes", ()) if tape._recording and (
+    return [tape for tape in _local.tapes if tape._recording and (
         t._uid in tape._watched or (t._is_variable and t._trainable and tape._watch_accessed))]
