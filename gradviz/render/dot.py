@@ -219,12 +219,14 @@ def _node(
     if n.kind == "group":
         members = [m for m in (model_nodes.get(k) for k in n.members) if m is not None]
         ops = sum(1 for m in members if m.kind == "op")
-        fields = {"name": n.label, "size": f"{ops} ops" if ops else f"{len(members)} nodes"}
+        fields = {"name": n.label, "size": n.detail or (f"{ops} ops" if ops else f"{len(members)} nodes")}
         norms = [
             f"‖∇{(m.name or '').rsplit('/', 1)[-1]}‖ {fmt.number(fmt.norm(m.grad), 3)}"
             for m in members
             if m.variable and m.grad is not None
-        ][:3]
+        ][:2]
+        if not norms and n.grad_norm is not None:
+            norms = [f"‖grad out‖ {fmt.number(n.grad_norm, 3)}"]
         if norms:
             fields["grad"] = "  ".join(norms)
         attrs = {

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gradviz.model.checks import NAMES, expect_labels, expect_mapping, expect_tensor, expect_tensors
-from gradviz.model.graph_model import COLLAPSE_THRESHOLD, GraphModel, Node, build_model
+from gradviz.model.graph_model import COLLAPSE_THRESHOLD, FOLD_BOXES, GraphModel, Node, build_model
 from gradviz.render import fmt
 from gradviz.render.array_panel import array_html
 from gradviz.render.dot import DEFAULT_SHOW, Drawing, to_dot
@@ -133,7 +133,7 @@ class GraphView(View):
         self.rankdir = rankdir
         self.expanded: set[str] = set()
         # collapse=True folds every run of ops; None folds graphs over the threshold (gradviz.model.fold)
-        self.fold_limit = 0 if collapse else COLLAPSE_THRESHOLD
+        self.fold_limit = 0 if collapse else FOLD_BOXES
         wanted = collapse if collapse is not None else len(model) > COLLAPSE_THRESHOLD
         self.collapsible = bool(wanted and model.fold_plan(self.fold_limit).groups)
         self.selected: str | None = None  # a node id of `model`
