@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from gradviz.model.repeats import find_runs
@@ -68,10 +69,11 @@ class FoldPlan:
 
     def by_key(self, key: str) -> FoldGroup | None:
         """The group called ``key`` (None if there is none)."""
-        for g in self.groups.values():
-            if g.key == key:
-                return g
-        return None
+        return self._keys.get(key)
+
+    @cached_property
+    def _keys(self) -> dict[str, FoldGroup]:
+        return {g.key: g for g in self.groups.values()}
 
     def path(self, gid: str) -> list[str]:
         """The ids of ``gid``'s enclosing groups, outermost first, and ``gid`` itself."""
@@ -105,10 +107,10 @@ def fold_plan(model: Any, max_nodes: int = BOXES, branch: int = BRANCH) -> FoldP
     >>> x = eg.constant([1.0, 2.0])
     >>> with eg.GradientTape() as tape:
     ...     tape.watch(x)
-    ...     y = eg.sum(eg.exp(eg.exp(eg.exp(x))))
+    ...     y = eg.sum(eg.tanh(eg.tanh(eg.tanh(x))))
     >>> plan = fold_plan(build_model(y, tape), max_nodes=0)
     >>> [(g.label, g.kind, g.count) for g in plan.groups.values() if g.kind == "series"]
-    [('exp × 3', 'series', 3)]
+    [('tanh × 3', 'series', 3)]
     """
     if branch < 2:
         raise ValueError(f"fold_plan: branch must be at least 2, got {branch}.")

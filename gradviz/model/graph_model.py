@@ -99,6 +99,7 @@ class GraphModel:
     alias: dict[int, int] = field(default_factory=dict)  # snapshot tensor id → its Variable's id
     group_of: dict[str, str] = field(default_factory=dict)  # node id → group id (collapsed models)
     clusters: dict[str, list[str]] = field(default_factory=dict)  # expanded scope → its node ids
+    cluster_group: dict[str, str] = field(default_factory=dict)  # expanded scope → its group id
     records: list[Any] = field(default_factory=list)  # the records the graph shows, in order
     folded: dict[str, Node] = field(default_factory=dict)  # nodes hidden inside groups, by id
     _plans: dict[int, Any] = field(default_factory=dict, repr=False, compare=False)  # fold plans
@@ -222,6 +223,7 @@ class GraphModel:
             targets=[group_of.get(t, t) for t in self.targets],
             group_of=group_of,
             clusters={s: ms for s, ms in clusters.items() if len(ms) > 1},
+            cluster_group={s: g.id for s in clusters if (g := plan.by_key(s)) is not None},
             _plans={},
         )
 

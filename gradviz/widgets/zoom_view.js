@@ -2,12 +2,14 @@
 // graph): gradviz.widgets.esm.esm_source puts this file in front of theirs (anywidget loads one module).
 // A picture starts at the width of its view, but never below a zoom where its text is readable (then
 // drag it, or scroll, to pan); − / + (or ctrl + wheel, a pinch) zoom around the pointer, "fit" shows
-// it all, "1:1" its natural size. The view's root gets data-gv-zoom-level; the buttons data-gv-zoom.
+// it all (never enlarged past 1:1), "1:1" its natural size; a button that would do nothing is
+// disabled. The view's root gets data-gv-zoom-level; the buttons data-gv-zoom.
 
 const ZOOM_STYLE = `
 .gv-tools { display: flex; gap: 4px; align-items: center; margin-bottom: 4px; font-size: 12px; }
 .gv-tools button { font: inherit; color: inherit; background: var(--jp-layout-color1, #fff);
   border: 1px solid var(--jp-border-color1, #bbb); border-radius: 3px; padding: 0 7px; cursor: pointer; }
+.gv-tools button:disabled { opacity: .45; cursor: default; }
 .gv-tools .gv-zoom-level { min-width: 3.5em; color: var(--jp-ui-font-color1, #1f2328); opacity: .8; }
 .gv-zoomable { overflow: auto; cursor: grab; }
 .gv-zoomable.gv-dragging { cursor: grabbing; user-select: none; }
@@ -75,7 +77,13 @@ function zoomable(view, root) {
     view.scrollTop = fy * natural.height * zoom - ay;
     root.dataset.gvZoomLevel = zoom.toFixed(3);
     level.textContent = `${Math.round(zoom * 100)}%`;
+    // a button that would do nothing now is disabled (and says so)
+    const idle = { in: zoom >= MAX_ZOOM, out: zoom <= MIN_ZOOM, fit: Math.abs(zoom - fitZoom()) < 0.005,
+      actual: Math.abs(zoom - 1) < 0.005 };
+    for (const b of tools.querySelectorAll("button[data-gv-zoom]")) b.disabled = idle[b.dataset.gvZoom];
   };
+  // "fit": the whole picture in view, never enlarged past its natural size
+  const fitZoom = () => Math.min(1, fitWidth(), (view.clientHeight || 640) / (natural.height || 1));
   const startZoom = () => Math.min(1, Math.max(fitWidth(), READABLE));
   const draw = () => {
     const svg = svgEl();
@@ -95,7 +103,7 @@ function zoomable(view, root) {
     userZoomed = true;
     if (action === "in") setZoom(zoom * 1.25);
     else if (action === "out") setZoom(zoom / 1.25);
-    else if (action === "fit") setZoom(Math.min(fitWidth(), (view.clientHeight || 640) / (natural.height || 1)));
+    else if (action === "fit") setZoom(fitZoom());
     else setZoom(1);
   });
   view.addEventListener("wheel", (event) => {
