@@ -282,3 +282,40 @@ def test_every_node_that_looks_clickable_takes_a_click(page, which):
     failed = click_every_node(page, root)
     assert not failed, failed[:5]
     assert errors == []
+
+
+def lesson09_graph():
+    """Lesson 09's traced training step: two Dense layers, cross-entropy, Adam."""
+    x_train, y_train, _, _ = eg.data.load_digits(seed=0)
+    eg.layers.reset_names()
+    eg.random.set_seed(0)
+    model = eg.layers.Sequential([eg.layers.Dense(32, activation="relu"), eg.layers.Dense(10)])
+    opt = eg.optimizers.Adam(learning_rate=0.01)
+
+    def train_step(x, y):
+        with eg.GradientTape() as tape:
+            loss = eg.mean(eg.nn.sparse_softmax_cross_entropy(y, model(x)))
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+        return loss, grads
+
+    step = eg.function(train_step)
+    return gv.graph(step.get_graph(eg.constant(x_train[:32].reshape(32, 64)), eg.constant(y_train[:32])))
+
+
+def test_the_traced_step_opens_readable_with_an_overview_of_its_shape(page):
+    view = lesson09_graph()
+    errors = open_widget(page, view)
+    assert page.evaluate(SMALLEST_TEXT_PX) >= READABLE_PX - 0.05  # labels legible at the start
+    mini = page.locator("[data-gv-minimap]")
+    assert mini.is_visible()  # the picture does not fit: the overview shows the whole step
+    box = mini.bounding_box()
+    pic = page.locator(".gv-svg")
+    assert pic.evaluate("(p) => p.scrollLeft") == 0
+    page.mouse.click(box["x"] + box["width"] - 3, box["y"] + box["height"] / 2)  # the updates' end
+    assert pic.evaluate("(p) => p.scrollLeft") > 100
+    svg = view.to_svg()
+    # each layer one box (its Variables' reads inside it), each Variable once
+    assert svg.count(">dense_1<") == 2  # sequential_1/dense_1 and gradients/…/dense_1
+    assert svg.count("ReadVariable") == 4
+    assert errors == []
