@@ -119,11 +119,21 @@ function zoomable(view, root) {
     view.scrollTop = fy * natural.height * zoom - ay;
     root.dataset.gvZoomLevel = zoom.toFixed(3);
     level.textContent = `${Math.round(zoom * 100)}%`;
-    // a button that would do nothing now is disabled (and says so)
-    const idle = { in: zoom >= MAX_ZOOM, out: zoom <= MIN_ZOOM, fit: Math.abs(zoom - fitZoom()) < 0.005,
-      actual: Math.abs(zoom - 1) < 0.005 };
-    for (const b of tools.querySelectorAll("button[data-gv-zoom]")) b.disabled = idle[b.dataset.gvZoom];
-    drawMini();
+    refreshTools();
+  };
+  // Once per frame, after the picture answered: a button that would do nothing now is disabled, and
+  // the overview's frame follows the view (kept out of a control's or a click's answer time).
+  let toolsPending = false;
+  const refreshTools = () => {
+    if (toolsPending) return;
+    toolsPending = true;
+    requestAnimationFrame(() => {
+      toolsPending = false;
+      const idle = { in: zoom >= MAX_ZOOM, out: zoom <= MIN_ZOOM, fit: Math.abs(zoom - fitZoom()) < 0.005,
+        actual: Math.abs(zoom - 1) < 0.005 };
+      for (const b of tools.querySelectorAll("button[data-gv-zoom]")) b.disabled = idle[b.dataset.gvZoom];
+      drawMini();
+    });
   };
   // "fit": the whole picture in view, never enlarged past its natural size
   const fitZoom = () => Math.min(1, fitWidth(), (view.clientHeight || 640) / (natural.height || 1));
@@ -133,7 +143,9 @@ function zoomable(view, root) {
     if (!svg) return;
     if (!svg.dataset.gvNatural) {
       natural = naturalSize(svg);
-      miniImg.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg.outerHTML)}`;
+      setTimeout(() => { // after the picture shows: the overview never delays a click's answer
+        miniImg.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg.outerHTML)}`;
+      }, 0);
       svg.dataset.gvNatural = `${natural.width},${natural.height}`;
       svg.removeAttribute("width");
       svg.removeAttribute("height");
