@@ -133,3 +133,41 @@ def lesson_recorder(shapes: dict[str, tuple[int, ...]], steps: int) -> Any:
             v.assign_sub(g)
         rec.record(step, loss=float(rng.random()), grads_and_vars=list(zip(grads, vs)))
     return rec
+
+
+def per_sample_mlp(samples: int = 72, seed: int = 0) -> tuple[Any, Any]:
+    """One training step's loss of a small MLP written per sample, micrograd style: each of ``samples``
+    2-feature points goes alone through three Dense layers (16, 16, 1), a hinge loss per sample summed
+    with Python's ``sum``, plus an L2 term on every Variable (about 2,000 graph nodes for 72 samples)."""
+    import engine as eg  # noqa: PLC0415
+
+    rng = np.random.default_rng(seed)
+    xs = rng.normal(size=(samples, 1, 2)).astype(np.float32)
+    ys = np.where(rng.random(samples) < 0.5, -1.0, 1.0).astype(np.float32)
+    layers = [eg.layers.Dense(16, activation="relu", seed=seed, name="dense_1"),
+              eg.layers.Dense(16, activation="relu", seed=seed + 1, name="dense_2"),
+              eg.layers.Dense(1, seed=seed + 2, name="dense_3")]
+    with eg.GradientTape(persistent=True) as tape:
+        losses = []
+        for x, y in zip(xs, ys):
+            h = eg.constant(x)
+            for layer in layers:
+                h = layer(h)
+            losses.append(eg.relu(1.0 - y * h))
+        data_loss = sum(losses) * (1.0 / samples)
+        reg_loss = 1e-4 * sum(eg.sum(v * v) for layer in layers for v in layer.trainable_variables)
+        loss = eg.sum(data_loss + reg_loss)
+    return tape, loss
+
+
+def chain3(repeats: int = 666) -> tuple[Any, Any]:
+    """An unscoped chain of ``repeats`` × (multiply, add, tanh): h = tanh(h * 0.9 + 0.1)."""
+    import engine as eg  # noqa: PLC0415
+
+    x = eg.constant(0.5)
+    with eg.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        h = x
+        for _ in range(repeats):
+            h = eg.tanh(h * 0.9 + 0.1)
+    return tape, h

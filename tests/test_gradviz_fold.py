@@ -1,4 +1,5 @@
-"""Big graphs fold into groups (scopes, then nested runs of ops) and open on click; no renderer trap.
+"""Big graphs fold by meaning (scopes, then repeated structure "× n", then ranges of ops) and open on
+click; no renderer trap.
 
 Box counts and sizes are checked here; timings are measured in bench/widgets_bench.py ("big graphs").
 """
@@ -19,7 +20,7 @@ from gradviz.render import graphviz as render
 from gradviz.render.dot import MAX_DRAWN_NODES, to_dot
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from widget_models import deep_mlp, long_chain  # noqa: E402
+from widget_models import chain3, deep_mlp, long_chain, per_sample_mlp  # noqa: E402
 
 
 def boxes(svg: str) -> int:
@@ -34,9 +35,17 @@ def walk(plan, item):
     return [m for c in group.children for m in walk(plan, c)]
 
 
-@pytest.mark.parametrize("build", [lambda: long_chain(2000), lambda: deep_mlp(250)], ids=["chain", "mlp"])
-def test_every_node_sits_in_exactly_one_place_of_the_plan(build):
-    tape, y = build()
+MODELS = {
+    "chain": lambda: long_chain(2000),
+    "mlp": lambda: deep_mlp(250),
+    "per_sample_mlp": per_sample_mlp,
+    "chain3": chain3,
+}
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_every_node_sits_in_exactly_one_place_of_the_plan(name):
+    tape, y = MODELS[name]()
     model = build_model(y, tape, grads=False)
     plan = fold_plan(model)
     seen = [m for item in plan.top for m in walk(plan, item)]
@@ -44,51 +53,91 @@ def test_every_node_sits_in_exactly_one_place_of_the_plan(build):
     for g in plan.groups.values():
         assert sorted(g.members) == sorted(m for c in g.children for m in walk(plan, c))
         assert len(g.children) >= 2
+        assert all(plan.groups[c].parent == g.id for c in g.children if c in plan.groups)
     assert len({g.key for g in plan.groups.values()}) == len(plan.groups)  # keys name one group each
+    assert len(plan.top) <= 40
 
 
-def test_a_2000_op_chain_draws_at_most_200_boxes_and_opens_group_by_group():
-    tape, y = long_chain(2000)
+def ops_of(plan, model, items):
+    return [model.nodes[i].record.op for i in items if i in model.nodes and model.nodes[i].kind == "op"]
+
+
+def test_a_chain_of_666_multiply_add_tanh_is_one_series_that_opens_on_its_first_copy():
+    tape, y = chain3(666)
     view = gv.graph(y, tape)
-    assert len(view.full_model) > 5000 and view.collapsible
+    plan = view.full_model.fold_plan(view.fold_limit)
+    shown = view.model
+    assert [n.label for n in shown.nodes.values() if n.kind == "group"] == ["multiply → add → tanh × 666"]
+    assert len(shown) == 2 and shown.node_for(y).target  # the series and the target
+    series = plan.by_key("multiply → add → tanh × 666")
+    assert (series.kind, series.count) == ("series", 666)
+    assert "in a chain" in series.detail
+    # its members are the 666 copies, op after op
+    model = view.full_model
+    ops = sorted((model.nodes[m] for m in series.members if model.nodes[m].kind == "op"),
+                 key=lambda n: n.order)
+    assert [n.record.op for n in ops] == ["multiply", "add", "tanh"] * 666
+    # opened: the first copy's three ops, chained, and the 665 others behind one box
+    view.expand(series.key)
+    opened = view.model
+    assert ops_of(plan, model, opened.clusters[series.key]) == ["multiply", "add", "tanh"]
+    rest = [opened.nodes[i] for i in opened.clusters[series.key] if opened.nodes[i].kind == "group"]
+    assert [g.label for g in rest] == ["copies 2–666"] and rest[0].group_kind == "copies"
+    first_tanh = next(n for n in opened.nodes.values() if n.kind == "op" and n.record.op == "tanh")
+    out = next(e.dst for e in opened.edges if e.src == first_tanh.id)
+    assert any(e.src == out and e.dst == rest[0].id for e in opened.edges)  # copy 1 feeds copy 2
+    assert boxes(view.to_svg()) <= 40
+    assert shown.nodes[series.id].grad_norm is not None and shown.nodes[series.id].grad_norm > 0
+
+
+def test_a_per_sample_mlp_folds_into_its_layers_each_a_stack_of_72_samples():
+    tape, loss = per_sample_mlp(72)
+    view = gv.graph(loss, tape)
+    model, plan = view.full_model, view.full_model.fold_plan(view.fold_limit)
+    assert 1900 <= len(model) <= 2100
     svg = view.to_svg()
-    assert boxes(svg) <= 200 and len(svg) <= 1_500_000
-    model = view.model
-    # constants and the watched input fold into the ops that read them: only groups and the target show
-    assert all(n.kind == "group" or n.target for n in model.nodes.values())
-    assert model.node_for(y).target and model.node_for(y).kind == "tensor"
-    # open the first group, then the first group inside it, until ops show: every view stays small
-    opened = []
-    while True:
-        group = min((n for n in view.model.nodes.values() if n.kind == "group"), key=lambda n: n.order)
-        view.select(group.id)
-        opened.append(group.scope)
-        svg = view.to_svg()
-        assert boxes(svg) <= 200 + 24 * len(opened)
-        if any(n.kind == "op" for n in view.model.nodes.values()):
-            break
-        assert len(opened) < 5
-    assert opened[0].startswith("ops 1–") and set(opened) == view.expanded
-    assert 'class="cluster"' in svg  # the opened group's frame
-    first_op = min((n for n in view.full_model.nodes.values() if n.kind == "op"), key=lambda n: n.order)
-    assert first_op.id in view.model.nodes
-    view.select(view.drawing.ids[f"c:{opened[-1]}"])  # click the frame: it folds again
-    assert opened[-1] not in view.expanded and first_op.id not in view.model.nodes
+    assert boxes(svg) <= 40 and len(svg) < 200_000
+    top = [plan.groups[g] for g in plan.top if g in plan.groups]
+    assert [g.label for g in top if g.kind == "scope"] == ["dense_1", "dense_2", "dense_3"]
+    for g, ops in zip(top[:3], (["matmul", "add", "relu"], ["matmul", "add", "relu"], ["matmul", "add"])):
+        stacks = [plan.groups[c] for c in g.children if c in plan.groups]
+        assert len(stacks) == 1 and (stacks[0].kind, stacks[0].count) == ("stack", 72), g.label
+        assert stacks[0].label == " → ".join(ops) + " × 72"
+        assert ops_of(plan, model, stacks[0].children) == ops  # the first sample, drawn once
+        names = {model.nodes[c].name for c in g.children if c in model.nodes and model.nodes[c].variable}
+        assert names == {f"{g.label}/kernel", f"{g.label}/bias"}  # each Variable once, in its layer
+        every_op = [model.nodes[m] for m in g.members if model.nodes[m].kind == "op"]
+        assert sum(1 for n in every_op if n.record.op == "matmul") == 72
+    hinge = next(g for g in top if g.kind == "stack")
+    assert (hinge.label, hinge.count) == ("multiply → subtract → relu × 72", 72)
+    summed = next(g for g in top if g.kind == "series")
+    assert summed.label == "add × 71"  # Python's sum(losses): a chain of adds
+    # the default view shows the layers, the per-sample loss and the sum, each with what is inside
+    shown = {n.label: n for n in view.model.nodes.values() if n.kind == "group"}
+    assert {"dense_1", "dense_2", "dense_3", "multiply → subtract → relu × 72", "add × 71"} <= set(shown)
+    assert "side by side" in shown["multiply → subtract → relu × 72"].detail
+    assert "dense_1" in svg and "‖∇kernel‖" in svg and "× 72" in svg
 
 
-def test_an_mlp_of_2000_nodes_folds_its_layers_into_runs_of_layers():
+def test_a_deep_mlp_of_identical_layers_is_one_series_of_scopes():
     tape, loss = deep_mlp(250)
     view = gv.graph(loss, tape)
-    assert len(view.full_model) >= 2000
-    svg = view.to_svg()
-    assert boxes(svg) <= 200 and len(svg) <= 1_500_000
-    labels = [n.label for n in view.model.nodes.values() if n.kind == "group"]
-    assert labels[0].startswith("dense_0 … dense_") and labels[-1].endswith("… dense_249")
-    view.expand(labels[0])
-    inner = [n.label for n in view.model.nodes.values() if n.kind == "group" and n.label.startswith("dense_")]
-    assert "dense_1" in inner  # one box per layer inside the run
-    view.expand("dense_1")
-    assert any(n.name == "dense_1/kernel" for n in view.model.nodes.values())
+    plan = view.full_model.fold_plan(view.fold_limit)
+    series = [plan.groups[g] for g in plan.top if g in plan.groups]
+    assert [(g.label, g.kind, g.count) for g in series] == [("dense_0 … dense_249 × 250", "series", 250)]
+    view.expand(series[0].key)
+    inner = [n for n in view.model.nodes.values() if n.kind == "group"]
+    assert [n.label for n in inner] == ["dense_0", "copies 2–250"]
+    view.expand("dense_0")
+    assert any(n.name == "dense_0/kernel" for n in view.model.nodes.values())
+
+
+def test_every_group_opens_down_to_its_ops_and_every_level_stays_small():
+    tape, loss = per_sample_mlp(72)
+    view = gv.graph(loss, tape)
+    plan = view.full_model.fold_plan(view.fold_limit)
+    for g in plan.groups.values():
+        assert len(g.children) <= 40 + 8, (g.label, len(g.children))  # one copy of a piece + its constants
 
 
 def test_collapse_true_folds_an_unscoped_graph_of_any_size():

@@ -173,11 +173,23 @@ def test_large_graphs_collapse_by_scope_and_expand():
     assert all(src in e.nodes and dst in e.nodes for src, dst in ((x.src, x.dst) for x in e.edges))
 
 
-def test_unscoped_large_graphs_collapse_into_chunks():
+def test_unscoped_large_graphs_collapse_into_series_then_chunks():
     tape, loss, _ = layered(40, scoped=False)
     m = build_model(loss, tape)
     c = m.collapse()
     assert len(c) < len(m) / 3
+    assert [n.label for n in c.nodes.values() if n.kind == "group"] == ["multiply → tanh × 40"]
+    ops = [eg.tanh, eg.sin, eg.cos, eg.exp, eg.sigmoid, eg.square, eg.abs, eg.negative]
+    rng = np.random.default_rng(0)
+    x = eg.constant(0.3)
+    with eg.GradientTape(persistent=True) as tape:  # no structure to find: ranges of ops
+        tape.watch(x)
+        h = x
+        for k in rng.integers(0, len(ops), 300):
+            h = ops[k](h) * 0.5
+    m = build_model(h, tape)
+    c = m.collapse()
+    assert len(c) <= 41
     assert any(n.kind == "group" and n.label.startswith("ops ") for n in c.nodes.values())
 
 

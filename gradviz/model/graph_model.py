@@ -27,10 +27,12 @@ import numpy as np
 
 from gradviz.model import protocol, tapeinfo
 from gradviz.model.explain import variable_reads
+from gradviz.model.scopes import assign_scopes
 
-__all__ = ["Node", "Edge", "GraphModel", "build_model", "COLLAPSE_THRESHOLD"]
+__all__ = ["Node", "Edge", "GraphModel", "build_model", "COLLAPSE_THRESHOLD", "FOLD_BOXES"]
 
-COLLAPSE_THRESHOLD = 150  # graphs with more nodes collapse by scope unless told otherwise
+COLLAPSE_THRESHOLD = 150  # graphs with more nodes collapse unless told otherwise
+FOLD_BOXES = 40  # boxes a level of a collapsed graph shows at most (gradviz.model.fold.BOXES)
 
 
 @dataclass
@@ -55,6 +57,9 @@ class Node:
     scope: str = ""
     order: int = 0  # execution order (op_id for ops; the producer's for tensors)
     members: tuple[str, ...] = ()
+    detail: str = ""  # a group: what is inside, in words ("3 ops each, 72 side by side")
+    group_kind: str = ""  # a group: "scope", "series", "stack", "copies" or "range"
+    grad_norm: float | None = None  # a group: the norm of the gradient leaving it (d target / d outputs)
     _value: np.ndarray | None = field(default=None, repr=False)
 
     @property
@@ -94,6 +99,7 @@ class GraphModel:
     alias: dict[int, int] = field(default_factory=dict)  # snapshot tensor id → its Variable's id
     group_of: dict[str, str] = field(default_factory=dict)  # node id → group id (collapsed models)
     clusters: dict[str, list[str]] = field(default_factory=dict)  # expanded scope → its node ids
+    cluster_group: dict[str, str] = field(default_factory=dict)  # expanded scope → its group id
     records: list[Any] = field(default_factory=list)  # the records the graph shows, in order
     reader: Any = None  # the `protocol.Reader` that read them: values matched by identity
     folded: dict[str, Node] = field(default_factory=dict)  # nodes hidden inside groups, by id
@@ -134,7 +140,7 @@ class GraphModel:
     def devices(self) -> list[str]:
         return sorted({n.device for n in self.nodes.values() if n.device})
 
-    def fold_plan(self, max_nodes: int = COLLAPSE_THRESHOLD) -> Any:
+    def fold_plan(self, max_nodes: int = FOLD_BOXES) -> Any:
         """How this graph folds into groups (`gradviz.model.fold.fold_plan`; once per ``max_nodes``)."""
         from gradviz.model.fold import fold_plan  # noqa: PLC0415
 
@@ -143,14 +149,15 @@ class GraphModel:
         return self._plans[max_nodes]
 
     def collapse(
-        self, expanded: set[str] | frozenset[str] = frozenset(), max_nodes: int = COLLAPSE_THRESHOLD
+        self, expanded: set[str] | frozenset[str] = frozenset(), max_nodes: int = FOLD_BOXES
     ) -> GraphModel:
         """A copy with each group of `fold_plan` not in ``expanded`` drawn as one node.
 
-        Groups are the layer / name scopes, and, when the top level would still have more than
-        ``max_nodes`` nodes (an unrolled loop, a long unscoped chain; ``max_nodes=0``: always), runs
-        of consecutive ops, nested ("ops 1–600" holds "ops 1–120", ...). An opened group's nodes sit in
-        a frame (``clusters``); a group inside a closed one stays closed.
+        Groups are the layer / name scopes, then, in a level with more than ``max_nodes`` boxes,
+        repeated identical structure ("multiply → add → tanh × 666") and ranges of ops
+        (`gradviz.model.fold`; ``max_nodes=0``: always). An opened group's nodes sit in a frame
+        (``clusters``); a group inside a closed one stays closed. A group node carries what is inside
+        (``detail``) and the norm of the gradient leaving it (``grad_norm``).
         """
         plan = self.fold_plan(max_nodes)
         shown: list[tuple[str, str | None]] = []  # (node or group id, the frame it sits in)
@@ -179,14 +186,22 @@ class GraphModel:
                     members=group.members,
                     order=group.order,
                     variable=any(n.variable for n in inner),
+                    detail=group.detail,
+                    group_kind=group.kind,
                 )
                 for m in group.members:
                     group_of[m] = group.id
             if frame is not None:
                 clusters.setdefault(frame, []).append(item)
         edges: dict[tuple[str, str], Edge] = {}
+        leaving: dict[str, set[str]] = {}  # group id → its tensors read outside it (or targets)
+        for t in self.targets:
+            if t in group_of:
+                leaving.setdefault(group_of[t], set()).add(t)
         for e in self.edges:
             src, dst = group_of.get(e.src, e.src), group_of.get(e.dst, e.dst)
+            if src != dst and src in out_nodes and out_nodes[src].kind == "group":  # leaves the group
+                leaving.setdefault(src, set()).add(e.src if self.nodes[e.src].kind == "tensor" else e.dst)
             if src == dst:
                 continue
             key = (src, dst)
@@ -198,6 +213,10 @@ class GraphModel:
                 t = self.nodes.get(f"t{self.alias.get(e.tensor_id, e.tensor_id)}")
                 label = str(tuple(t.shape)) if t is not None else ""
             edges[key] = Edge(src, dst, e.index, e.tensor_id, 1, label)
+        for gid, outs in leaving.items():
+            grads = [self.nodes[t].grad for t in outs if self.nodes[t].grad is not None]
+            if grads:
+                out_nodes[gid].grad_norm = float(np.sqrt(sum(float(np.sum(np.abs(g) ** 2)) for g in grads)))
         return replace(
             self,
             nodes=out_nodes,
@@ -206,6 +225,7 @@ class GraphModel:
             targets=[group_of.get(t, t) for t in self.targets],
             group_of=group_of,
             clusters={s: ms for s, ms in clusters.items() if len(ms) > 1},
+            cluster_group={s: g.id for s in clusters if (g := plan.by_key(s)) is not None},
             _plans={},
         )
 
@@ -335,7 +355,7 @@ def build_model(
         records=[r for r, _ in kept],
         reader=reading.reader,
     )
-    _assign_scopes(model)
+    assign_scopes(model)
     if grads and targets:
         _attach_gradients(model, grads)
     return model
@@ -409,33 +429,3 @@ def _attach_gradients(model: GraphModel, grads: dict[int, Any]) -> None:
         g = grads.get(n.tensor.id)
         if g is not None and (not n.leaf or n.watched):
             n.grad = g.numpy()
-
-
-def _assign_scopes(model: GraphModel) -> None:
-    """Layer / name scopes: a Variable's scope is its name's prefix ("dense_1/kernel" → "dense_1");
-    an op takes the scope of the Variables it reads, else of the ops that made its inputs; a tensor
-    takes its producer's scope."""
-    producer: dict[str, str] = {}
-    inputs: dict[str, list[str]] = {}
-    outputs: dict[str, list[str]] = {}
-    for e in model.edges:
-        if model.nodes[e.src].kind == "op":
-            producer[e.dst] = e.src
-            outputs.setdefault(e.src, []).append(e.dst)
-        else:
-            inputs.setdefault(e.dst, []).append(e.src)
-    for n in model.nodes.values():
-        if n.kind == "tensor" and n.variable and n.name and "/" in n.name:
-            n.scope = n.name.rsplit("/", 1)[0]
-    for n in sorted((n for n in model.nodes.values() if n.kind == "op"), key=lambda n: n.order):
-        ins = [model.nodes[i] for i in inputs.get(n.id, [])]
-        from_vars = [i.scope for i in ins if i.variable and i.scope]
-        if from_vars:
-            n.scope = from_vars[0]
-        else:
-            upstream = {model.nodes[producer[i.id]].scope for i in ins if i.id in producer}
-            upstream.discard("")
-            if len(upstream) == 1:
-                n.scope = upstream.pop()
-        for out in outputs.get(n.id, []):
-            model.nodes[out].scope = n.scope

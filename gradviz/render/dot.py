@@ -30,6 +30,7 @@ from gradviz.model.graph_model import GraphModel, Node
 from gradviz.render import fmt
 from gradviz.render.array_panel import array_text
 from gradviz.render.text import visible
+from gradviz.render.text_width import text_width
 from gradviz.render.theme import Palette, palette
 
 __all__ = ["Drawing", "to_dot", "escape_text", "escape_record", "DEFAULT_SHOW", "MAX_DRAWN_NODES"]
@@ -149,11 +150,14 @@ def to_dot(
         drawing.fields[sid] = label_fields
         if styles:
             drawing.text_styles[sid] = styles
+        attrs["width"] = _width(n, attrs, label_fields, styles)
         label = (
             "|".join(escape_record(f) for f in label_fields.values())
             if n.kind != "op"
             else escape_text(n.label)
         )
+        if n.kind != "op" and rankdir != "LR":
+            label = "{" + label + "}"  # fields stacked, as in LR: each as wide as the widest
         attrs = {k: graphviz.nohtml(v) for k, v in attrs.items()}
         scope = clustered.get(n.id)
         target = g
@@ -164,17 +168,19 @@ def to_dot(
             continue
         target.node(n.id, label=graphviz.nohtml(label), id=sid, **attrs)
     for k, (scope, members) in enumerate(groups.items()):
+        gid = model.cluster_group.get(scope)
+        cluster_id = f"{prefix}_c{gid}" if gid else f"{prefix}_c{k}"  # stable: the same in every view
         with g.subgraph(name=f"cluster_{k}") as c:
             c.attr(
                 label=graphviz.nohtml(escape_text(scope)),
-                id=f"{prefix}_c{k}",
+                id=cluster_id,
                 style="rounded,dashed",
                 color=pal.border,
                 fontcolor=pal.muted,
                 fontsize="10",
                 tooltip=graphviz.nohtml(escape_text(f"{scope}: click to collapse")),
             )
-            drawing.ids[f"c:{scope}"] = f"{prefix}_c{k}"
+            drawing.ids[f"c:{scope}"] = cluster_id
             for nid, label, attrs, sid in members:
                 c.node(nid, label=graphviz.nohtml(label), id=sid, **attrs)
     for k, e in enumerate(model.edges):
@@ -220,12 +226,14 @@ def _node(
     if n.kind == "group":
         members = [m for m in (model_nodes.get(k) for k in n.members) if m is not None]
         ops = sum(1 for m in members if m.kind == "op")
-        fields = {"name": n.label, "size": f"{ops} ops" if ops else f"{len(members)} nodes"}
+        fields = {"name": n.label, "size": n.detail or (f"{ops} ops" if ops else f"{len(members)} nodes")}
         norms = [
             f"‖∇{(m.name or '').rsplit('/', 1)[-1]}‖ {fmt.number(fmt.norm(m.grad), 3)}"
             for m in members
             if m.variable and m.grad is not None
-        ][:3]
+        ][:2]
+        if not norms and n.grad_norm is not None:
+            norms = [f"‖grad out‖ {fmt.number(n.grad_norm, 3)}"]
         if norms:
             fields["grad"] = "  ".join(norms)
         attrs = {
@@ -288,6 +296,22 @@ def _node(
     if n.target:
         attrs.update(color=pal.target_border, penwidth="2.2")
     return attrs, fields, styles
+
+
+LABEL_PAD = 14.0  # points around a record field's text (Graphviz's field margins and the border)
+
+
+def _width(n: Node, attrs: dict[str, str], fields: dict[str, str], styles: dict) -> str:
+    """The node's width in inches, from its texts measured in the font and weight that draw them
+    (`gradviz.render.text_width`): Graphviz's own estimate is for another font, and bold comes later."""
+    size = float(attrs.get("fontsize", "11"))
+    if n.kind == "op":
+        text = text_width(n.label, size)
+        return f"{max(0.28, (text + 8.0) * 1.25 / 72):.3f}"  # an ellipse around the text's box
+    widest = max((text_width(t, float(styles.get(t, {}).get("font-size", size)),
+                             styles.get(t, {}).get("font-weight") == "bold") for t in fields.values()),
+                 default=0.0)
+    return f"{(widest + LABEL_PAD) / 72:.3f}"
 
 
 def _tensor_tooltip(n: Node) -> str:

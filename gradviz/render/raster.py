@@ -13,6 +13,8 @@ import xml.etree.ElementTree as ET
 from functools import lru_cache
 from typing import Any
 
+from gradviz.render.text_width import FONT
+
 __all__ = ["svg_to_png"]
 
 _SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -184,8 +186,9 @@ def _available_fonts() -> frozenset[str]:
 
 
 def _font_family(spec: str) -> list[str]:
-    """The first font of Graphviz's list that matplotlib has, else a metric-compatible one; DejaVu
-    (bundled with matplotlib) behind it for the glyphs it lacks (∇, ‖, …)."""
+    """Sans text in DejaVu Sans, the font its box was measured with (`gradviz.render.text_width`);
+    monospace text in the first font of Graphviz's list that matplotlib has, DejaVu behind it for the
+    glyphs it lacks (∇, ‖, …)."""
     return _font_family_cached(spec)
 
 
@@ -193,6 +196,8 @@ def _font_family(spec: str) -> list[str]:
 def _font_family_cached(spec: str) -> list[str]:
     wanted = [f.strip() for f in spec.split(",") if f.strip()]
     monospace = any("courier" in f.lower() or "mono" in f.lower() for f in wanted)
+    if not monospace:
+        return [FONT]
     prefs = wanted + (
         ["Liberation Mono", "DejaVu Sans Mono"] if monospace else ["Arial", "Liberation Sans", "DejaVu Sans"]
     )
@@ -204,7 +209,6 @@ def _font_family_cached(spec: str) -> list[str]:
     return [fallback]
 
 
-@lru_cache(maxsize=1)
 def _font_fit() -> float:
-    """Graphviz sized the boxes for Helvetica; DejaVu is ~8% wider, so shrink it to fit."""
-    return 1.0 if {"Arial", "Liberation Sans", "Helvetica"} & _available_fonts() else 0.92
+    """The boxes were measured with the font the PNG draws with: no shrinking."""
+    return 1.0

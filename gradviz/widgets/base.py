@@ -191,6 +191,9 @@ def svg_widget_class() -> type:
             info = traitlets.Dict({}).tag(sync=True)
             selected = traitlets.Unicode("").tag(sync=True)
             max_height = traitlets.Int(640).tag(sync=True)
+            views = traitlets.Dict({}).tag(sync=True)  # state → SVG, opened by a click alone
+            opens = traitlets.Dict({}).tag(sync=True)  # SVG id → the state a click on it shows
+            state = traitlets.Unicode("").tag(sync=True)  # the view shown ('': `svg`)
             css = traitlets.Unicode(widget_css()).tag(sync=True)  # the theme's colours
 
         _SVG_WIDGET = SvgWidget

@@ -21,15 +21,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gradviz.model.checks import NAMES, expect_labels, expect_mapping, expect_tensor, expect_tensors
-from gradviz.model.graph_model import COLLAPSE_THRESHOLD, GraphModel, Node, build_model
+from gradviz.model.graph_model import COLLAPSE_THRESHOLD, FOLD_BOXES, GraphModel, build_model
 from gradviz.model.protocol import is_engine_tape
-from gradviz.render import fmt
-from gradviz.render.array_panel import array_html
 from gradviz.render.dot import DEFAULT_SHOW, Drawing, to_dot
 from gradviz.render.graphviz import render_svg
 from gradviz.render.svg import restyle, strip_prolog
 from gradviz.render.theme import palette, themed_graph
-from gradviz.widgets.base import View, esc, info_table, svg_widget_class
+from gradviz.widgets.base import View, esc, svg_widget_class
+from gradviz.widgets.graph_info import node_info
 
 __all__ = ["graph", "GraphView", "node_info"]
 
@@ -134,7 +133,7 @@ class GraphView(View):
         self.rankdir = rankdir
         self.expanded: set[str] = set()
         # collapse=True folds every run of ops; None folds graphs over the threshold (gradviz.model.fold)
-        self.fold_limit = 0 if collapse else COLLAPSE_THRESHOLD
+        self.fold_limit = 0 if collapse else FOLD_BOXES
         wanted = collapse if collapse is not None else len(model) > COLLAPSE_THRESHOLD
         self.collapsible = bool(wanted and model.fold_plan(self.fold_limit).groups)
         self.selected: str | None = None  # a node id of `model`
@@ -160,13 +159,13 @@ class GraphView(View):
     def drawing(self) -> Drawing:
         return self._layout()[1]
 
-    def _layout(self) -> tuple[GraphModel, Drawing, str]:
-        key = (frozenset(self.expanded), self.palette.name, self.show, self.rankdir, self.collapsible,
-               self.edge_magnitude)
+    def _layout(self, expanded: frozenset[str] | None = None) -> tuple[GraphModel, Drawing, str]:
+        expanded = frozenset(self.expanded) if expanded is None else expanded
+        key = (expanded, self.palette.name, self.show, self.rankdir, self.collapsible, self.edge_magnitude)
         if key not in self._cache:
             model = self.full_model
             if self.collapsible:
-                model = model.collapse(self.expanded, self.fold_limit)
+                model = model.collapse(expanded, self.fold_limit)
             edge_attrs = None
             if self.edge_magnitude:
                 from gradviz.render.edges import edge_attributes  # noqa: PLC0415
@@ -177,10 +176,15 @@ class GraphView(View):
             svg = render_svg(drawing.source)
             if self.theme == "auto":
                 svg = themed_graph(svg)
-            if len(self._cache) > 8:
+            if len(self._cache) > 64:
                 self._cache.clear()
             self._cache[key] = (model, drawing, svg)
         return self._cache[key]
+
+    def picture(self, expanded: frozenset[str]) -> tuple[str, dict[str, str]]:
+        """The SVG with the groups ``expanded`` open (no highlights) and the details of its nodes."""
+        model, drawing, svg = self._layout(expanded)
+        return strip_prolog(restyle(svg, {}, drawing.text_styles)), self._info(model, drawing)
 
     def to_svg(self) -> str:
         shapes, texts = self.styles()
@@ -256,11 +260,15 @@ class GraphView(View):
         self._sync()
 
     def collapse(self, scope: str | None = None) -> None:
-        """Fold ``scope`` back into one node (every scope when None)."""
+        """Fold ``scope`` back into one node, and the groups inside it (every scope when None)."""
         if scope is None:
             self.expanded.clear()
         else:
             self.expanded.discard(scope)
+            group = self.full_model.fold_plan(self.fold_limit).by_key(scope) if self.collapsible else None
+            if group is not None:
+                plan = self.full_model.fold_plan(self.fold_limit)
+                self.expanded -= {g.key for g in plan.groups.values() if group.id in plan.path(g.id)}
         self._sync()
 
     def _resolve(self, node: Any) -> str | None:
@@ -281,14 +289,39 @@ class GraphView(View):
 
     # ---- the live widget ------------------------------------------------------------------------
     def _build_widget(self) -> Any:
+        from gradviz.widgets.graph_states import fold_states  # noqa: PLC0415
+
+        states = fold_states(self)
+        state = self._state()
         cls = svg_widget_class()
         w = cls(
-            svg=strip_prolog(self.to_svg()),
-            info=self._info(),
+            svg="" if state in states["views"] else strip_prolog(self.to_svg()),  # each picture once
+            info={**states["info"], **self._info()},
             panel=self._panel_head(),
+            views=states["views"],
+            opens=states["opens"],
+            state=state,
         )
         w.observe(self._on_select, names="selected")
+        w.observe(self._on_state, names="state")
         return w
+
+    def _state(self) -> str:
+        from gradviz.widgets.graph_states import state_of  # noqa: PLC0415
+
+        return state_of(self.full_model.fold_plan(self.fold_limit), self.expanded) if self.collapsible else ""
+
+    def _on_state(self, change: dict) -> None:
+        """The front end opened or closed a group by itself (a precomputed view): follow it."""
+        from gradviz.widgets.graph_states import TOP  # noqa: PLC0415
+
+        state = change["new"]
+        if not state or state == self._state():
+            return
+        plan = self.full_model.fold_plan(self.fold_limit)
+        self.expanded = set() if state == TOP else {plan.groups[p].key for p in plan.path(state)}
+        self.selected = None
+        self._sync()
 
     def _panel_head(self) -> str:
         return (
@@ -297,8 +330,9 @@ class GraphView(View):
             + ".</div>"
         )
 
-    def _info(self) -> dict[str, str]:
-        model, drawing = self.model, self.drawing
+    def _info(self, model: GraphModel | None = None, drawing: Drawing | None = None) -> dict[str, str]:
+        if model is None or drawing is None:
+            model, drawing = self.model, self.drawing
         out = {drawing.ids[n]: node_info(node, model) for n, node in model.nodes.items()}
         for key, sid in drawing.ids.items():
             if key.startswith("c:"):
@@ -316,64 +350,13 @@ class GraphView(View):
         if self._widget is None:
             return
         w = self._widget
-        w.svg = strip_prolog(self.to_svg())
-        w.info = self._info()
+        state = self._state()
+        shown = state in w.views and not (self.selected or self.highlight or self.text_overrides)
+        w.svg = "" if shown else strip_prolog(self.to_svg())  # a state drawn ahead shows as it is
+        w.info = {**w.info, **self._info()}
+        w.state = state if shown else ""
 
     def __repr__(self) -> str:
         m = self.full_model
         ops = sum(1 for n in m.nodes.values() if n.kind == "op")
         return f"<gv.graph: {len(m)} nodes ({ops} ops), targets {[m.nodes[t].label for t in m.targets]}>"
-
-
-def node_info(n: Node, model: GraphModel) -> str:
-    """HTML details of one node: kind, shape, dtype, device, full value and gradient, where it comes from."""
-    if n.kind == "op":
-        r = n.record
-        ins = ", ".join(_tensor_ref(model, x) for x in r.inputs)
-        rows = [
-            ("op", esc(r.op)),
-            ("op id", str(r.op_id)),
-            ("inputs", ins),
-            ("output", _tensor_ref(model, r.output)),
-            ("recorded by", esc(", ".join(n.tapes)) or "—"),
-        ]
-        if r.params:
-            rows.append(("params", esc(", ".join(f"{k}={v!r}" for k, v in r.params.items()))))
-        return f"<div><b>{esc(r.op)}</b>{info_table(rows)}</div>"
-    if n.kind == "group":
-        kinds = [model.nodes.get(m) for m in n.members]
-        ops = sum(1 for k in kinds if k is not None and k.kind == "op")
-        return f"<div><b>{esc(n.label)}</b>: {len(n.members)} nodes, {ops} ops. Click it to expand.</div>"
-    kind = (
-        "Variable"
-        if n.variable
-        else "watched tensor"
-        if n.leaf and n.watched
-        else "constant (not watched: no gradient)"
-        if n.leaf
-        else "tensor"
-    )
-    rows = [
-        ("kind", esc(kind)),
-        ("id", f"#{n.uid}"),
-        ("shape", esc(fmt.shape_text(n.shape))),
-        ("dtype", esc(n.dtype)),
-        ("device", esc(n.device)),
-    ]
-    if n.scope:
-        rows.append(("scope", esc(n.scope)))
-    body = info_table(rows)
-    if n.value is not None:
-        body += f"<div>value</div>{array_html(n.value)}"
-    if n.dtype.startswith(("float", "complex")):
-        grad = array_html(n.grad) if n.grad is not None else "<pre>None</pre>"
-        body += f"<div>gradient (d target / d this)</div>{grad}"
-    title = esc(n.name) if n.name else f"tensor #{n.uid}"
-    return f"<div><b>{title}</b>{body}</div>"
-
-
-def _tensor_ref(model: GraphModel, t: Any) -> str:
-    uid = model.alias.get(t.id, t.id)
-    node = model.nodes.get(f"t{uid}")
-    name = node.name if node is not None and node.name else None
-    return esc(f"{name} {tuple(t.shape)}" if name else f"#{uid} {tuple(t.shape)}")

@@ -46,12 +46,14 @@ def notice_html(view: Any) -> str:
 def static_html(state: dict[str, Any]) -> str | None:
     """The static picture of a gradviz widget from its saved ``state`` (None: not a gradviz widget).
 
-    The graph widget: its SVG and panel. A kernel-free widget: its picture with every layer filled at
+    The graph widget: its SVG (or the folded state it shows, drawn ahead) and panel. A kernel-free
+    widget: its picture with every layer filled at
     the saved control positions, the panel under it, and the controls' positions in words.
     """
     if isinstance(state.get("svg"), str) and "layers" not in state:
         panel = state.get("panel") or ""
-        return f'<div class="gradviz gradviz-graph gradviz-static">{state["svg"]}{panel}</div>'
+        svg = state["svg"] or (state.get("views") or {}).get(state.get("state") or "", "")  # drawn ahead
+        return f'<div class="gradviz gradviz-graph gradviz-static">{svg}{panel}</div>'
     if isinstance(state.get("picture"), str) and isinstance(state.get("layers"), list):
         return _frames_html(state)
     return None

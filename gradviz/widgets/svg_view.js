@@ -2,8 +2,10 @@
 // A plain ES module for anywidget (no build step); gradviz.widgets.esm.esm_source puts zoom_view.js
 // (`zoomable`, `ZOOM_STYLE`) in front of it. Clicking a node or cluster sets `selected`; the panel shows
 // `panel` (HTML written by Python, every user string already escaped) followed by `info[selected]`
-// (likewise), so clicking works in a static page with no kernel too. Wide graphs stay legible: see
-// zoom_view.js. Colours come from the SVG's own <style> (gradviz.render.theme.themed_graph), which
+// (likewise), so clicking works in a static page with no kernel too. A folded graph carries `views`
+// (state → SVG) and `opens` (SVG id → state): a click on a folded box or an open group's frame shows
+// the state drawn ahead (gradviz.widgets.graph_states) and sets `state`, with or without a kernel.
+// Wide graphs stay legible: see zoom_view.js. Colours come from the SVG's own <style> (gradviz.render.theme.themed_graph), which
 // follows JupyterLab's theme, and `css` (gradviz.render.theme.widget_css).
 
 const STYLE = `
@@ -40,7 +42,9 @@ function render({ model, el }) {
   el.append(style, root);
 
   const drawSvg = () => {
-    pic.innerHTML = model.get("svg");
+    const views = model.get("views") || {};
+    const state = model.get("state");
+    pic.innerHTML = state && views[state] !== undefined ? views[state] : model.get("svg");
     root.style.setProperty("--gv-max-height", `${model.get("max_height")}px`);
     zoom.draw();
   };
@@ -53,12 +57,20 @@ function render({ model, el }) {
     if (zoom.wasDrag()) return; // the end of a pan, not a click
     const group = event.target.closest("g.node, g.cluster");
     if (!group || !pic.contains(group)) return;
+    const next = (model.get("opens") || {})[group.id];
+    if (next !== undefined && (model.get("views") || {})[next] !== undefined) {
+      model.set("selected", ""); // a folded box opens, a frame closes: drawn ahead, no kernel needed
+      model.set("state", next);
+      model.save_changes();
+      return;
+    }
     model.set("selected", group.id);
     model.save_changes();
     drawPanel();
   });
   model.on("change:svg", drawSvg);
   model.on("change:max_height", drawSvg);
+  model.on("change:state", drawSvg);
   model.on("change:panel", drawPanel);
   model.on("change:info", drawPanel);
   model.on("change:selected", drawPanel);

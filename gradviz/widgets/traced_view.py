@@ -1,11 +1,15 @@
 """``gv.graph(an eg.Graph)``: a traced step drawn as one graph, forward and backward told apart.
 
 Each node is labelled with its op and the last part of its name, inside a box per name scope
-(``sequential_1``, ``gradients``, ``Adam``); backward nodes (those made by ``tape.gradient``, under
-``gradients/...``) have their own colour, Variable reads and inputs are boxes, assignments and
-optimizer updates octagons, control dependencies dashed. Hovering a node shows its full name;
-clicking it shows the name to fetch it by (``graph.run("...")``). Clicking a scope's box folds it
-into one node, clicking that node opens it again. Constants are left out unless ``constants=True``.
+(``sequential_1``, ``gradients``, ``Adam``; a Variable's read sits in the layer that reads it, so each
+layer is one box and each Variable appears once). The step reads left to right in three bands: the
+forward pass, the gradients (after the loss they start from) and the updates. Backward nodes (made by
+``tape.gradient``, under ``gradients/...``) have their own colour, Variable reads and inputs are boxes,
+assignments and optimizer updates octagons, control dependencies dashed (an update's dependency on its
+Variable's read is not drawn: the update's label names the Variable, its details list it). Hovering
+a node shows its full name; clicking it shows the name to fetch it by (``graph.run("...")``).
+Clicking a scope's box folds it into one node, clicking that node opens it again. Constants are left
+out unless ``constants=True``.
 
 >>> import engine as eg, gradviz as gv
 >>> f = eg.function(lambda x: eg.tanh(x) * 2)
@@ -45,6 +49,26 @@ def _scope(name: str) -> str:
     return name.rsplit("/", 1)[0] if "/" in name else ""
 
 
+def _placement(nodes: list) -> dict[str, str]:
+    """The scope each node is drawn in: its name's, except a Variable's read, drawn inside the layer
+    that reads it ("dense_1/kernel" in "sequential_1/dense_1"), so each layer is one box."""
+    place = {n.name: _scope(n.name) for n in nodes}
+    readers: dict[str, list] = {}
+    for m in nodes:
+        for i in m.inputs:
+            readers.setdefault(i.name, []).append(m)
+    for n in nodes:
+        own = place[n.name]
+        if n.kind != "read" or not own:
+            continue
+        for m in readers.get(n.name, ()):
+            where = place[m.name]
+            if not m.backward and (where == own or where.endswith("/" + own)):
+                place[n.name] = where
+                break
+    return place
+
+
 def _prefixes_of(scope: str) -> list[str]:
     parts = scope.split("/") if scope else []
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
@@ -57,9 +81,10 @@ class TracedGraphView(View):
                  theme: str = "auto", rankdir: str | None = None):
         self.graph = graph
         self.theme = theme
-        self.rankdir = rankdir or "TB"
+        self.rankdir = rankdir or "LR"  # a step reads left to right: forward, gradients, updates
         self.nodes = [n for n in graph.nodes if constants or n.kind != "const"]
-        self.scopes = sorted({p for n in self.nodes for p in _prefixes_of(_scope(n.name))})
+        self.place = _placement(self.nodes)  # node name → the scope it is drawn in
+        self.scopes = sorted({p for n in self.nodes for p in _prefixes_of(self.place[n.name])})
         fold = collapse if collapse is not None else len(self.nodes) > COLLAPSE_OVER
         self.folded: set[str] = {s for s in self.scopes if "/" not in s} if fold else set()
         self.selected: str | None = None  # a node name, or a folded scope
@@ -132,21 +157,21 @@ class TracedGraphView(View):
         lines = [
             f'digraph "{self.prefix}" {{',
             f'  graph [rankdir={self.rankdir}, bgcolor="transparent", fontname="Helvetica", fontsize=11, '
-            f'fontcolor="{pal.muted}", id="{self.prefix}", nodesep=0.25, ranksep=0.35];',
+            f'fontcolor="{pal.muted}", id="{self.prefix}", nodesep=0.25, ranksep=0.35, newrank=true];',
             f'  node [fontname="Helvetica", fontsize=10, color="{pal.op_border}", fontcolor="{pal.text}"];',
             f'  edge [color="{pal.edge}", arrowsize=0.6];',
         ]
         tree: dict[str, list[str]] = {}  # scope ("" = top) → lines inside it
         children: dict[str, set[str]] = {}
         for n in self.nodes:
-            scope = _scope(n.name)
+            scope = self.place[n.name]
             owner = self._owner(scope)
             if owner is not None:
                 k = f"folded:{owner}"
                 where[n.name] = k
                 if k not in ids:
                     ids[k] = self._sid(k)
-                    count = sum(1 for m in self.nodes if self._owner(_scope(m.name)) == owner)
+                    count = sum(1 for m in self.nodes if self._owner(self.place[m.name]) == owner)
                     label = escape_text(f"{owner.rsplit('/', 1)[-1]}/…\n{count} nodes")
                     parent = _scope(owner)
                     tree.setdefault(parent, []).append(
@@ -169,6 +194,8 @@ class TracedGraphView(View):
                 for m in deps:
                     if m.name not in where:
                         continue  # a constant left out
+                    if control and n.kind == "write" and m.kind == "read":
+                        continue  # an update after its Variable's read: its label names it, no long edge
                     src = ids[where[m.name]]
                     edge = (src, dst, control)
                     if src == dst or edge in seen:
@@ -176,8 +203,32 @@ class TracedGraphView(View):
                     seen.add(edge)
                     extra = ', style=dashed, arrowhead=odot' if control else ""
                     lines.append(f'  "{src}" -> "{dst}" [id="{src}__{dst}"{extra}];')
+        lines += self._bands(ids, where, seen)
         lines.append("}")
         return "\n".join(lines) + "\n", ids
+
+    def _bands(self, ids: dict[str, str], where: dict[str, str], seen: set) -> list[str]:
+        """Invisible edges that put the step's three bands in columns: the backward pass after the
+        forward one (it starts from the loss), the updates after both. Each node of a band that
+        nothing in its band feeds hangs after the last op of the band before."""
+        def band(n: Any) -> int:
+            return 2 if n.kind == "write" else 1 if n.backward else 0
+
+        out = []
+        last: dict[int, Any] = {}
+        for n in self.nodes:
+            if n.kind in ("op", "write"):
+                last[band(n)] = n
+        for n in self.nodes:
+            b = band(n)
+            before = last.get(b - 1) if b else None
+            if before is None or any(band(m) == b for m in n.inputs if m.name in where):
+                continue
+            src, dst = ids[where[before.name]], ids[where[n.name]]
+            if src != dst and (src, dst, False) not in seen:
+                seen.add((src, dst, False))
+                out.append(f'  "{src}" -> "{dst}" [style=invis];')
+        return out
 
     def _register(self, scope: str, children: dict[str, set[str]]) -> None:
         prefixes = [""] + _prefixes_of(scope)

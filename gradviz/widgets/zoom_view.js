@@ -2,16 +2,25 @@
 // graph): gradviz.widgets.esm.esm_source puts this file in front of theirs (anywidget loads one module).
 // A picture starts at the width of its view, but never below a zoom where its text is readable (then
 // drag it, or scroll, to pan); − / + (or ctrl + wheel, a pinch) zoom around the pointer, "fit" shows
-// it all, "1:1" its natural size. The view's root gets data-gv-zoom-level; the buttons data-gv-zoom.
+// it all (never enlarged past 1:1), "1:1" its natural size; a button that would do nothing is
+// disabled. The view's root gets data-gv-zoom-level; the buttons data-gv-zoom.
 
 const ZOOM_STYLE = `
 .gv-tools { display: flex; gap: 4px; align-items: center; margin-bottom: 4px; font-size: 12px; }
 .gv-tools button { font: inherit; color: inherit; background: var(--jp-layout-color1, #fff);
   border: 1px solid var(--jp-border-color1, #bbb); border-radius: 3px; padding: 0 7px; cursor: pointer; }
+.gv-tools button:disabled { opacity: .45; cursor: default; }
+.gv-minimap { position: relative; margin-left: auto; border: 1px solid var(--jp-border-color2, #d0d7de);
+  background: var(--jp-layout-color1, #fff); cursor: pointer; line-height: 0; }
+.gv-minimap[hidden] { display: none; }
+.gv-minimap img { display: block; width: 100%; height: 100%; opacity: .85; }
+.gv-minimap .gv-minimap-frame { position: absolute; border: 1.5px solid var(--jp-brand-color1, #1976d2);
+  background: rgba(25, 118, 210, .08); pointer-events: none; }
 .gv-tools .gv-zoom-level { min-width: 3.5em; color: var(--jp-ui-font-color1, #1f2328); opacity: .8; }
 .gv-zoomable { overflow: auto; cursor: grab; }
 .gv-zoomable.gv-dragging { cursor: grabbing; user-select: none; }
 .gv-zoomable svg { display: block; max-width: none !important; }
+.gv-zoomable svg g.edge { pointer-events: none; } /* edges take no clicks: never cover a node or frame */
 `;
 const PT = 4 / 3; // CSS px per pt: Graphviz sizes its pictures in points
 const READABLE = 0.75; // the smallest starting zoom: 9 pt labels are 9 CSS px there
@@ -54,8 +63,43 @@ function zoomable(view, root) {
   level.className = "gv-zoom-level";
   tools.append(zoomButton("−", "out", "zoom out (ctrl + wheel)"), zoomButton("+", "in", "zoom in (ctrl + wheel)"),
     zoomButton("fit", "fit", "show the whole picture"), zoomButton("1:1", "actual", "natural size"), level);
+  // The overview: the whole picture small, with a frame around the part in view; a click there
+  // brings that part into view. Shown when the picture does not fit (an <img>: no second set of ids).
+  const mini = document.createElement("div");
+  mini.className = "gv-minimap";
+  mini.dataset.gvMinimap = "1";
+  mini.title = "the whole picture: click to go there";
+  mini.hidden = true;
+  const miniImg = document.createElement("img");
+  miniImg.alt = "overview";
+  const miniFrame = document.createElement("div");
+  miniFrame.className = "gv-minimap-frame";
+  mini.append(miniImg, miniFrame);
+  tools.append(mini);
   let zoom = 1;
   let natural = { width: 0, height: 0 };
+  const MINI_WIDTH = 180;
+  const miniScale = () => Math.min(MINI_WIDTH / (natural.width || 1), 70 / (natural.height || 1));
+  const drawMini = () => {
+    const shown = natural.width * zoom, tall = natural.height * zoom;
+    const fits = shown <= view.clientWidth + 1 && tall <= view.clientHeight + 1;
+    mini.hidden = fits || !natural.width;
+    if (mini.hidden) return;
+    const k = miniScale();
+    mini.style.width = `${natural.width * k}px`;
+    mini.style.height = `${natural.height * k}px`;
+    const f = k / zoom;
+    Object.assign(miniFrame.style, { left: `${view.scrollLeft * f}px`, top: `${view.scrollTop * f}px`,
+      width: `${Math.min(view.clientWidth, shown) * f}px`, height: `${Math.min(view.clientHeight, tall) * f}px` });
+  };
+  mini.addEventListener("click", (event) => {
+    const box = mini.getBoundingClientRect();
+    const f = zoom / miniScale();
+    view.scrollLeft = (event.clientX - box.left) * f - view.clientWidth / 2;
+    view.scrollTop = (event.clientY - box.top) * f - view.clientHeight / 2;
+    drawMini();
+  });
+  view.addEventListener("scroll", drawMini, { passive: true });
   let userZoomed = false;
   let dragged = false;
   const svgEl = () => view.querySelector("svg");
@@ -75,13 +119,33 @@ function zoomable(view, root) {
     view.scrollTop = fy * natural.height * zoom - ay;
     root.dataset.gvZoomLevel = zoom.toFixed(3);
     level.textContent = `${Math.round(zoom * 100)}%`;
+    refreshTools();
   };
+  // Once per frame, after the picture answered: a button that would do nothing now is disabled, and
+  // the overview's frame follows the view (kept out of a control's or a click's answer time).
+  let toolsPending = false;
+  const refreshTools = () => {
+    if (toolsPending) return;
+    toolsPending = true;
+    requestAnimationFrame(() => {
+      toolsPending = false;
+      const idle = { in: zoom >= MAX_ZOOM, out: zoom <= MIN_ZOOM, fit: Math.abs(zoom - fitZoom()) < 0.005,
+        actual: Math.abs(zoom - 1) < 0.005 };
+      for (const b of tools.querySelectorAll("button[data-gv-zoom]")) b.disabled = idle[b.dataset.gvZoom];
+      drawMini();
+    });
+  };
+  // "fit": the whole picture in view, never enlarged past its natural size
+  const fitZoom = () => Math.min(1, fitWidth(), (view.clientHeight || 640) / (natural.height || 1));
   const startZoom = () => Math.min(1, Math.max(fitWidth(), READABLE));
   const draw = () => {
     const svg = svgEl();
     if (!svg) return;
     if (!svg.dataset.gvNatural) {
       natural = naturalSize(svg);
+      setTimeout(() => { // after the picture shows: the overview never delays a click's answer
+        miniImg.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg.outerHTML)}`;
+      }, 0);
       svg.dataset.gvNatural = `${natural.width},${natural.height}`;
       svg.removeAttribute("width");
       svg.removeAttribute("height");
@@ -95,7 +159,7 @@ function zoomable(view, root) {
     userZoomed = true;
     if (action === "in") setZoom(zoom * 1.25);
     else if (action === "out") setZoom(zoom / 1.25);
-    else if (action === "fit") setZoom(Math.min(fitWidth(), (view.clientHeight || 640) / (natural.height || 1)));
+    else if (action === "fit") setZoom(fitZoom());
     else setZoom(1);
   });
   view.addEventListener("wheel", (event) => {

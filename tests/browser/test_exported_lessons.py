@@ -107,3 +107,43 @@ def _shoot(page: Any, root: Any, name: str) -> None:
         root.screenshot(path=str(SCREENSHOTS / f"{name}_dark.png"))
     finally:
         style.evaluate("(s) => s.remove()")
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[p.stem for p in LESSONS])
+def test_every_graph_node_of_an_exported_lesson_takes_a_click_and_fits_its_label(browser, site, lesson):
+    """Each node and frame of each graph picture in the page (gv.graph, traced graphs, the backprop
+    stepper's graph) takes a real click (not covered, scrolled into view), and each label sits inside
+    its node, in the light page and in JupyterLab's dark colours."""
+    from graph_checks import click_every_node, labels_outside
+
+    code = lesson.read_text(encoding="utf-8")
+    if "gv." not in code:
+        pytest.skip("no gradviz widget in this lesson")
+    html = site(lesson)
+    context = browser.new_context(viewport={"width": 1300, "height": 900})
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        _open(page, html, errors)
+        page.locator(".widget-subarea, .jupyter-widgets").first.wait_for(timeout=60_000)
+        page.locator("[data-gv-widget] svg").first.wait_for(timeout=60_000)
+        graphs = page.locator("[data-gv-widget]:has(svg g.node)")
+        failed, outside = {}, {}
+        for k in range(graphs.count()):
+            root = graphs.nth(k)
+            root.scroll_into_view_if_needed()
+            name = f"{root.get_attribute('data-gv-widget')}#{k}"
+            if bad := labels_outside(root):
+                outside[name] = bad[:3]
+            if missed := click_every_node(page, root):
+                failed[name] = missed[:5]
+        style = page.add_style_tag(content=DARK)
+        for k in range(graphs.count()):
+            if bad := labels_outside(graphs.nth(k)):
+                outside[f"dark #{k}"] = bad[:3]
+        style.evaluate("(s) => s.remove()")
+        assert not failed, f"{lesson.stem}: nodes that take no click: {failed}"
+        assert not outside, f"{lesson.stem}: labels outside their nodes: {outside}"
+        assert errors == [], f"JavaScript errors: {errors}"
+    finally:
+        context.close()

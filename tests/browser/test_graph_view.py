@@ -167,3 +167,160 @@ def test_the_steppers_wide_graph_zooms_too(page):
     root.locator("[data-gv-zoom=fit]").click()
     assert picture.evaluate("(p) => p.scrollWidth <= p.clientWidth + 1")
     assert errors == []
+
+
+# ---- labels fit, folded boxes open without a kernel, controls that would do nothing are disabled ------
+
+def lab_graphs():
+    """A lesson-like graph with long labels, and the default (folded) view of the per-sample MLP."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from widget_models import per_sample_mlp
+
+    rng = np.random.default_rng(0)
+    k = eg.Variable(rng.uniform(-0.55, 0.56, size=(2, 16)).astype(np.float32), name="dense_1/kernel")
+    x = eg.constant(rng.normal(size=(3, 2)).astype(np.float32))
+    with eg.GradientTape(persistent=True) as tape:
+        y = eg.sum(eg.tanh(x @ k) * 0.5)
+    small = gv.graph(y, tape, names={"x": x, "y": y}, show=("value", "grad", "shape", "dtype", "device"))
+    tape, loss = per_sample_mlp(24)
+    return {"small": small, "mlp": gv.graph(loss, tape)}
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+@pytest.mark.parametrize("which", ["small", "mlp"])
+def test_every_label_sits_inside_its_node(page, dark, which):
+    from graph_checks import labels_outside
+
+    view = lab_graphs()[which]
+    errors = open_widget(page, view, dark=dark)
+    root = page.locator(".gv-svg")
+    for font in ("the page's", "DejaVu Sans"):  # Helvetica as Chromium maps it here; the widest usual sans
+        if font == "DejaVu Sans":
+            page.add_style_tag(content='.gv-svg svg text { font-family: "DejaVu Sans" !important; }')
+        for zoom_to in ("start", "actual"):
+            if zoom_to == "actual":
+                page.evaluate("() => document.querySelector('[data-gv-zoom=\"actual\"]').click()")
+            bad = labels_outside(root)
+            assert not bad, (font, bad[:5])
+    if which == "mlp":  # opened groups too
+        group = page.locator(".gv-svg g.node", has_text="dense_1").first
+        group.click()
+        page.wait_for_function("() => window.__model.get('state') !== 'top'")
+        assert not labels_outside(root)
+    assert errors == []
+
+
+def test_a_folded_box_opens_and_closes_without_a_kernel_and_fast(page):
+    view = lab_graphs()["mlp"]
+    errors = open_widget(page, view)
+    pic = page.locator(".gv-svg")
+    assert page.evaluate("() => window.__model.get('state')") == "top"
+    layer = view.full_model.fold_plan(view.fold_limit).by_key("dense_1")
+    sid = f"{view.prefix}_{layer.id}"
+    ms = page.evaluate("""(sid) => {
+      const t0 = performance.now();
+      const text = document.querySelector(`.gv-svg g[id="${sid}"] text`);
+      text.dispatchEvent(new MouseEvent('click', {bubbles: true}));
+      return performance.now() - t0;
+    }""", sid)
+    assert ms < 50, f"opening a folded box took {ms:.0f} ms"
+    assert page.evaluate("() => window.__model.get('state')") == layer.id
+    assert pic.locator("g.cluster").count() >= 1 and "dense_1/kernel" in pic.inner_html()
+    assert page.evaluate("() => window.__saves") >= 1  # told to Python when a kernel is there
+    pic.locator(f'g.cluster[id="{view.prefix}_c{layer.id}"] text').first.click()  # its frame: closes
+    assert page.evaluate("() => window.__model.get('state')") == "top"
+    assert "dense_1/kernel" not in pic.inner_html()
+    assert errors == []
+
+
+def test_controls_that_would_do_nothing_are_disabled(page):
+    x = eg.constant(2.0)
+    with eg.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * x
+    errors = open_widget(page, gv.graph(y, tape, names={"x": x, "y": y}))
+    from playwright.sync_api import expect
+
+    assert zoom(page) == pytest.approx(1.0)  # a small graph fits at 1:1
+    expect(page.locator('[data-gv-zoom="fit"]')).to_be_disabled()
+    expect(page.locator('[data-gv-zoom="actual"]')).to_be_disabled()
+    page.click('[data-gv-zoom="in"]')
+    expect(page.locator('[data-gv-zoom="fit"]')).to_be_enabled()
+    expect(page.locator('[data-gv-zoom="actual"]')).to_be_enabled()
+    page.click('[data-gv-zoom="fit"]')
+    assert zoom(page) == pytest.approx(1.0)
+    expect(page.locator('[data-gv-zoom="fit"]')).to_be_disabled()
+    assert errors == []
+
+
+@pytest.mark.parametrize("which", ["small", "mlp", "wide", "traced", "backprop"])
+def test_every_node_that_looks_clickable_takes_a_click(page, which):
+    from graph_checks import click_every_node
+
+    if which == "traced":
+        model = eg.layers.Sequential([eg.layers.Dense(4, activation="relu"), eg.layers.Dense(2)])
+        opt = eg.optimizers.Adam(0.01)
+
+        @eg.function
+        def step(x, y):
+            with eg.GradientTape() as tape:
+                loss = eg.mean((model(x) - y) ** 2)
+            variables = model.trainable_variables
+            opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
+            return loss
+
+        view, source = gv.graph(step.get_graph(eg.ones((3, 5)), eg.ones((3, 2)))), SOURCE
+    elif which == "backprop":
+        tape, loss, ws = wide(6)
+        view, source = gv.backprop(tape, loss, ws), esm_source("frames_view.js")
+    elif which == "wide":
+        view, source = wide_graph(), SOURCE
+    else:
+        view, source = lab_graphs()[which], SOURCE
+    errors = open_widget(page, view, source=source)
+    root = page.locator("[data-gv-widget]").first
+    failed = click_every_node(page, root)
+    assert not failed, failed[:5]
+    assert errors == []
+
+
+def lesson09_graph():
+    """Lesson 09's traced training step: two Dense layers, cross-entropy, Adam."""
+    x_train, y_train, _, _ = eg.data.load_digits(seed=0)
+    eg.layers.reset_names()
+    eg.random.set_seed(0)
+    model = eg.layers.Sequential([eg.layers.Dense(32, activation="relu"), eg.layers.Dense(10)])
+    opt = eg.optimizers.Adam(learning_rate=0.01)
+
+    def train_step(x, y):
+        with eg.GradientTape() as tape:
+            loss = eg.mean(eg.nn.sparse_softmax_cross_entropy(y, model(x)))
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+        return loss, grads
+
+    step = eg.function(train_step)
+    return gv.graph(step.get_graph(eg.constant(x_train[:32].reshape(32, 64)), eg.constant(y_train[:32])))
+
+
+def test_the_traced_step_opens_readable_with_an_overview_of_its_shape(page):
+    view = lesson09_graph()
+    errors = open_widget(page, view)
+    assert page.evaluate(SMALLEST_TEXT_PX) >= READABLE_PX - 0.05  # labels legible at the start
+    from playwright.sync_api import expect
+
+    mini = page.locator("[data-gv-minimap]")
+    expect(mini).to_be_visible()  # the picture does not fit: the overview shows the whole step
+    box = mini.bounding_box()
+    pic = page.locator(".gv-svg")
+    assert pic.evaluate("(p) => p.scrollLeft") == 0
+    page.mouse.click(box["x"] + box["width"] - 3, box["y"] + box["height"] / 2)  # the updates' end
+    assert pic.evaluate("(p) => p.scrollLeft") > 100
+    svg = view.to_svg()
+    # each layer one box (its Variables' reads inside it), each Variable once
+    assert svg.count(">dense_1<") == 2  # sequential_1/dense_1 and gradients/…/dense_1
+    assert svg.count("ReadVariable") == 4
+    assert errors == []
