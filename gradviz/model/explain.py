@@ -8,7 +8,18 @@ from typing import Any
 from gradviz.model import tapeinfo
 from gradviz.model.checks import expect_tensor
 
-__all__ = ["explain_none", "variable_reads"]
+__all__ = ["explain_none", "variable_reads", "drawn_id"]
+
+
+def drawn_id(alias: dict[int, int], uid: int) -> int:
+    """The id of the node that draws the value with id ``uid``: a Variable's reads are drawn as the
+    Variable (``alias``, from `variable_reads`, maps a read's id to its Variable's), anything else as
+    itself.
+
+    >>> drawn_id({7: 3}, 7), drawn_id({7: 3}, 5)
+    (3, 5)
+    """
+    return alias.get(uid, uid)
 
 
 def variable_reads(records: list[Any]) -> dict[int, int]:
@@ -84,9 +95,9 @@ def explain_none(tape: Any, target: Any, source: Any, others: Iterable[Any] | No
         )
     records = tp.records
     alias = variable_reads(records)
-    if alias.get(target.id, target.id) == alias.get(source.id, source.id):
+    if drawn_id(alias, target.id) == drawn_id(alias, source.id):
         return None
-    src = alias.get(source.id, source.id)
+    src = drawn_id(alias, source.id)
     watched_here = tp.is_watching(source) or src in alias.values()
     if watched_here and _connected(records, source, target):
         return None
@@ -129,9 +140,9 @@ def explain_none(tape: Any, target: Any, source: Any, others: Iterable[Any] | No
             "were not recorded. Call tape.watch(x) inside the `with` block (only trainable "
             "Variables are watched automatically)."
         )
-    produced = {alias.get(r.output.id, r.output.id) for r in records}
+    produced = {drawn_id(alias, r.output.id) for r in records}
     last = max((r.output.id for r in records), default=0)
-    if alias.get(target.id, target.id) not in produced and not tp.is_recording and target.id > last:
+    if drawn_id(alias, target.id) not in produced and not tp.is_recording and target.id > last:
         return (
             "recording stopped: the target was computed when this tape was no longer recording "
             "(after its `with` block ended, inside tape.stop_recording(), or after gradient() was "

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from gradviz.model import protocol, tapeinfo
-from gradviz.model.explain import variable_reads
+from gradviz.model.explain import drawn_id, variable_reads
 from gradviz.model.scopes import assign_scopes
 
 __all__ = ["Node", "Edge", "GraphModel", "build_model", "COLLAPSE_THRESHOLD", "FOLD_BOXES"]
@@ -111,7 +111,7 @@ class GraphModel:
     def node_for(self, tensor: Any) -> Node:
         """The node showing ``tensor`` (a Variable's reads map to the Variable)."""
         uid = self.reader.key(tensor) if self.reader is not None else None
-        uid = self.alias.get(tensor.id, tensor.id) if uid is None else self.alias.get(uid, uid)
+        uid = drawn_id(self.alias, tensor.id) if uid is None else drawn_id(self.alias, uid)
         nid = self.group_of.get(f"t{uid}", f"t{uid}")
         try:
             return self.nodes[nid]
@@ -120,7 +120,7 @@ class GraphModel:
 
     def tensor_id(self, uid: int) -> str:
         """The id of the node that shows tensor ``uid`` (its group's, when collapsed)."""
-        nid = f"t{self.alias.get(uid, uid)}"
+        nid = f"t{drawn_id(self.alias, uid)}"
         return self.group_of.get(nid, nid)
 
     def op_id(self, record: Any) -> str:
@@ -210,7 +210,7 @@ class GraphModel:
                 continue
             label = ""
             if (src != e.src or dst != e.dst) and e.tensor_id is not None:
-                t = self.nodes.get(f"t{self.alias.get(e.tensor_id, e.tensor_id)}")
+                t = self.nodes.get(f"t{drawn_id(self.alias, e.tensor_id)}")
                 label = str(tuple(t.shape)) if t is not None else ""
             edges[key] = Edge(src, dst, e.index, e.tensor_id, 1, label)
         for gid, outs in leaving.items():
@@ -269,7 +269,7 @@ def build_model(
     alias = variable_reads([r for r, _ in merged])
 
     def key(t: Any) -> int:
-        return alias.get(t.id, t.id)
+        return drawn_id(alias, t.id)
 
     produced = {key(r.output) for r, _ in merged}
     grads: dict[int, Any] = {}

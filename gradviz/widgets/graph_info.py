@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradviz.model.explain import drawn_id
 from gradviz.model.graph_model import GraphModel, Node
 from gradviz.render import fmt
 from gradviz.render.array_panel import array_html
@@ -74,7 +75,7 @@ def node_info(n: Node, model: GraphModel) -> str:
 
 
 def _tensor_ref(model: GraphModel, t: Any) -> str:
-    uid = model.alias.get(t.id, t.id)
+    uid = drawn_id(model.alias, t.id)
     node = model.nodes.get(f"t{uid}")
     name = node.name if node is not None and node.name else None
     return esc(f"{name} {tuple(t.shape)}" if name else f"#{uid} {tuple(t.shape)}")

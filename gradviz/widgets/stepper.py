@@ -30,6 +30,7 @@ import traitlets
 
 from gradviz.model import protocol, tapeinfo
 from gradviz.model.checks import NAMES, expect_mapping, expect_tensor, expect_tensors, wrong_type
+from gradviz.model.explain import drawn_id
 from gradviz.model.graph_model import build_model
 from gradviz.model.step_totals import Arrival, accumulate
 from gradviz.render import fmt
@@ -94,7 +95,7 @@ class BackpropView(View):
         self.graph = GraphView(model, theme=theme)
         self._names = tapeinfo.names_by_id(names, "gv.backprop") if self.tapes else {}
         alias = model.alias
-        key = lambda t: alias.get(t.id, t.id)  # noqa: E731  (a Variable's reads are its own node)
+        key = lambda t: drawn_id(alias, t.id)  # noqa: E731  (a Variable's reads are its own node)
         self._steps = [model.reader.step(s, k) for k, s in enumerate(self.steps)]  # one reader for all
         self._target = model.reader.value(self.target)
         self._arrivals, self._complete, totals = accumulate(self._steps, self._target, key)
@@ -103,7 +104,7 @@ class BackpropView(View):
             for node in model.nodes.values():
                 if node.kind == "tensor" and node.grad is None and key(node.tensor) in totals:
                     node.grad = totals[key(node.tensor)]
-        self._producers = {model.alias.get(r.output.id, r.output.id): r for r in model.records}
+        self._producers = {drawn_id(model.alias, r.output.id): r for r in model.records}
         self._panels: dict[int, str] = {}
         self._show()
 
@@ -220,7 +221,7 @@ class BackpropView(View):
         g.highlight, g.edge_highlight, g.text_overrides = {}, {}, {}
         complete = (
             self._complete[self.position - 1] if self.step is not None
-            else {model.alias.get(self._target.id, self._target.id)}
+            else {drawn_id(model.alias, self._target.id)}
         )
         drawing = g.drawing
         for nid, node in model.nodes.items():
@@ -228,7 +229,7 @@ class BackpropView(View):
                 continue
             if (
                 node.tensor.id not in complete
-                and model.alias.get(node.tensor.id, node.tensor.id) not in complete
+                and drawn_id(model.alias, node.tensor.id) not in complete
             ):
                 text = drawing.fields.get(drawing.ids.get(nid, ""), {}).get("grad")
                 if text:
@@ -238,7 +239,7 @@ class BackpropView(View):
             tid = model.tensor_id(self._target.id)
             g.highlight[tid] = {"stroke": pal.upstream, "stroke-width": "3"}
             return
-        out = f"t{model.alias.get(step.record.output.id, step.record.output.id)}"
+        out = f"t{drawn_id(model.alias, step.record.output.id)}"
         g.highlight[out] = {"stroke": pal.upstream, "stroke-width": "3"}
         if step.record.is_variable_read:  # drawn folded into the Variable's node: no op node
             return
@@ -272,7 +273,7 @@ class BackpropView(View):
         record = self._producers.get(key)
         if record is None or depth == 0:
             return fmt.short(node.value) if node is not None and node.value is not None and node.leaf else "…"
-        args = [self._name(model.alias.get(x.id, x.id), depth - 1) for x in record.inputs]
+        args = [self._name(drawn_id(model.alias, x.id), depth - 1) for x in record.inputs]
         sym = record.primitive.symbol
         if len(args) == 2 and len(sym) == 1:
             return f"({args[0]} {sym} {args[1]})"
@@ -280,7 +281,7 @@ class BackpropView(View):
 
     def _explain(self, position: int) -> str:
         n = len(self.steps)
-        tname = esc(self._name(self.graph.full_model.alias.get(self._target.id, self._target.id)))
+        tname = esc(self._name(drawn_id(self.graph.full_model.alias, self._target.id)))
         if position == 0:
             return (
                 f"<div><b>Step 0 of {n}: the seed</b></div><div>d {tname} / d {tname} = 1 "
@@ -290,9 +291,9 @@ class BackpropView(View):
         s = self._steps[position - 1]
         r = s.record
         alias = self.graph.full_model.alias
-        out_key = alias.get(r.output.id, r.output.id)
+        out_key = drawn_id(alias, r.output.id)
         outname = esc(self._name(out_key))
-        ins = ", ".join(esc(self._name(alias.get(x.id, x.id))) for x in r.inputs)
+        ins = ", ".join(esc(self._name(drawn_id(alias, x.id))) for x in r.inputs)
         named = self.graph.full_model.nodes.get(f"t{out_key}")
         head = f"{outname} = " if named is not None and named.name else ""
         upstream = s.upstream[0]
@@ -341,7 +342,7 @@ class BackpropView(View):
         items = []
         for s in self.sources:
             g = self.gradients.get(s.id)
-            label = esc(self._name(self.graph.full_model.alias.get(s.id, s.id)))
+            label = esc(self._name(drawn_id(self.graph.full_model.alias, s.id)))
             if g is not None:
                 items.append(f"<li>d / d {label} = <code>{esc(_val(g))}</code></li>")
             else:
