@@ -210,6 +210,14 @@ class Graph:
                 "Graph.run: got an eager Tensor. Fetch the graph's own tensors: graph.outputs, "
                 "graph.get_tensor_by_name(name), or a name."
             )
+        if fetch is None:  # TensorFlow 1.x's sess.run said the first sentence, and no more
+            raise TypeError(
+                "Graph.run: Fetch argument None has invalid type <class 'NoneType'>. A None among the "
+                "fetches is usually the gradient of a Variable the loss does not depend on "
+                "(tape.gradient and compute_gradients return None for it): fetch only the gradients "
+                "that exist ([g for g in grads if g is not None]), or ask the tape for zeros "
+                "(unconnected_gradients=\"zero\")."
+            )
         raise TypeError(f"Graph.run: cannot fetch {type(fetch).__name__} {fetch!r:.60}; fetch graph "
                         "tensors, node names or Variables.")
 

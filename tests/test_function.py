@@ -327,6 +327,27 @@ def test_fetch_by_object_by_name_and_nested():
     np.testing.assert_array_equal(nested["pair"][1].numpy(), eager_vars[1])
 
 
+def test_fetching_a_none_gradient_says_what_tensorflow_said_and_why():
+    """Seed 000's pitfall: a (None, variable) pair among the fetches. TF 1.x's sess.run refused it with
+    "Fetch argument None has invalid type <class 'NoneType'>"; the engine says the same, then why."""
+    used, spare = eg.Variable([1.0, 2.0], name="used"), eg.Variable(3.0, name="spare")
+
+    def step(x):
+        with eg.GradientTape() as tape:
+            loss = eg.sum(used * x)
+        return eg.optimizers.SGD(0.1).compute_gradients(loss, [used, spare], tape=tape)
+
+    graph = eg.function(step).get_graph(eg.constant([1.0, 1.0]))
+    grads = [g for g, _ in graph.outputs]
+    assert grads[1] is None
+    said = r"^Graph.run: Fetch argument None has invalid type <class 'NoneType'>\. A None among the fetches"
+    with pytest.raises(TypeError, match=said + r" is usually the gradient of a Variable"):
+        graph.run(grads, {"x": eg.constant([1.0, 1.0])})
+    np.testing.assert_array_equal(graph.run(grads[0], {"x": eg.constant([3.0, 4.0])}).numpy(), [3.0, 4.0])
+    # the seed's workaround, run(vars): the weights, not the gradients
+    np.testing.assert_array_equal(graph.run(used, {"x": eg.constant([3.0, 4.0])}).numpy(), [1.0, 2.0])
+
+
 def test_fetching_only_reads_runs_no_update():
     model, graph = _graph()
     before = [v.numpy() for v in model.trainable_variables]

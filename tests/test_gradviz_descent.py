@@ -155,9 +155,13 @@ def test_frames_grow_with_optimizers_times_rates_not_with_every_combination():
     trace = gv.descent(half_square, 3.0, optimizers=makers, steps=5)
     assert len(trace.optimizers) == 10
     counts = {spec["name"]: len(spec["frames"]) for spec in trace.widget.layers}
-    # per optimizer: path, loss, 1-D trace table and table row, one frame per rate (12); then the step
-    # marker and header (6 steps each), the rate header (12), and 3 fixed pieces of the panel
-    assert max(counts.values()) == 12 and sum(counts.values()) == 10 * 4 * 12 + 6 + 6 + 12 + 3, counts
+    # per optimizer: path, loss, 1-D trace table and table row, one frame per rate (12), times the 4
+    # momenta for the two the momentum slider drives (Momentum, Adam); then the step marker and header
+    # (6 steps each), the momentum header (4), the rate header (12), and 3 fixed pieces of the panel
+    assert [n for n in trace.optimizers if trace.follows_momentum(n)] == ["Momentum", "Adam"]
+    assert len(trace.momentum_grid()) == 4
+    expected = 8 * 4 * 12 + 2 * 4 * 12 * 4 + 6 + 6 + 4 + 12 + 3
+    assert max(counts.values()) == 12 * 4 and sum(counts.values()) == expected, counts
     _move(trace, **{f"show {n}": 0 for n in trace.optimizers})
     assert trace.shown("panel") == _static(trace) and "SGD 0" not in trace.shown("panel")
 
@@ -190,7 +194,8 @@ def test_long_runs_use_a_step_grid_that_the_slider_names(monkeypatch):
 
 
 def test_the_lessons_race_fits_the_page_budget():
-    """Lesson 04's race: every optimizer × rate × step kept compactly (a lesson page is <= 3 MB)."""
+    """Lesson 04's race: every optimizer × rate × step (× momentum for Momentum and Adam) kept compactly
+    (a lesson page is <= 3 MB; 0.71 MB before the momentum slider, 1.36 MB with it)."""
     def valley(v):
         return 0.1 * v[0] ** 2 + 2.0 * v[1] ** 2
 
@@ -198,7 +203,7 @@ def test_the_lessons_race_fits_the_page_budget():
                       learning_rate=0.1, steps=60)
     state = {k: getattr(race.widget, k) for k in ("picture", "controls", "index", "layers", "info")}
     size = len(json.dumps(state, separators=(",", ":")).encode())
-    assert size < 1_000_000, f"{size:,} bytes"
+    assert size < 1_500_000, f"{size:,} bytes"
     assert "var(--jp-layout-color0" in race.widget.picture  # theme colours
 
 
@@ -315,3 +320,49 @@ def test_the_static_picture_of_a_saved_state_is_the_browsers():
     ghost, shown = re.findall(r'<polyline points="([^"]*)"', sgd)
     assert len(ghost.split()) == 11 and len(shown.split()) == 4
     assert sgd.count("<line ") == 1  # the tangent at θ3
+
+
+# ---- the momentum slider (API.md: Momentum's μ and Adam's β₁, computed ahead like the learning rate) ----
+
+
+def test_the_momentum_slider_runs_the_engines_momentum_and_adam_at_each_value():
+    """Every position of the momentum slider is the engine's Momentum(lr, momentum=μ) and
+    Adam(lr, beta1=μ) run, without a kernel; SGD does not depend on it; the panel names the value."""
+    trace = gv.descent(bowl, [2.0, 1.0], optimizers=("SGD", "Momentum", "Adam"), learning_rate=0.05,
+                       steps=12, momentum=0.9)
+    controls = {c["name"]: c for c in trace.widget.controls}
+    mom = controls["momentum"]
+    assert mom["labels"] == ["0", "0.5", "0.9", "0.99"]
+    assert mom["labels"][trace.widget.index["momentum"]] == "0.9"
+    assert "Momentum's μ and Adam's β₁" in mom["note"]
+    names = list(trace.optimizers)
+    sgd_path = trace.shown(f"path{names.index('SGD')}")
+    for m, mu in enumerate(trace.momentum_grid()):
+        _move(trace, momentum=m, step=12)
+        assert trace.momentum == mu and f"momentum {mu:g}," in trace.shown("panel")
+        assert trace.shown("panel") == _static(trace)
+        assert trace.shown(f"path{names.index('SGD')}") == sgd_path  # SGD has no momentum
+        for name, opt in (("Momentum", eg.optimizers.Momentum(0.05, momentum=mu)),
+                          ("Adam", eg.optimizers.Adam(0.05, beta1=mu))):
+            points, _ = manual(opt, bowl, [2.0, 1.0], 12)
+            np.testing.assert_array_equal(trace.trajectory(name).points, points)
+    heavy, light = trace.run("Momentum", 0.05, 0.99), trace.run("Momentum", 0.05, 0.0)
+    np.testing.assert_array_equal(light.points, trace.run("SGD", 0.05).points)  # μ = 0 is SGD
+    assert not np.array_equal(heavy.points, light.points)
+
+
+def test_momentum_given_off_the_grid_joins_it_and_instances_keep_their_own():
+    mine = eg.optimizers.Momentum(0.05, momentum=0.3)
+    trace = gv.descent(bowl, [2.0, 1.0], optimizers={"mine": mine, "named": "Momentum"}, learning_rate=0.05,
+                       steps=6, momentum=0.6)
+    assert trace.momentum_grid() == [0.0, 0.5, 0.6, 0.9, 0.99]
+    assert not trace.follows_momentum("mine") and trace.follows_momentum("named")
+    points, _ = manual(eg.optimizers.Momentum(0.05, momentum=0.3), bowl, [2.0, 1.0], 6)
+    for mu in trace.momentum_grid():
+        trace.momentum = mu
+        np.testing.assert_array_equal(trace.trajectory("mine").points, points)
+    for bad in (1.0, -0.1, float("nan")):
+        with pytest.raises(ValueError, match=r"momentum must be in \[0, 1\)"):
+            gv.descent(bowl, [2.0, 1.0], momentum=bad)
+    with pytest.raises(TypeError, match="momentum"):
+        gv.descent(bowl, [2.0, 1.0], momentum="0.9")

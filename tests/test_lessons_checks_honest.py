@@ -326,6 +326,13 @@ ADVERSARIAL: dict[tuple[str, str], list[Adversary]] = {
         ("pairs hiding a 3rd part", lambda: scale_long_pairs, "(gradient, variable) pair", False),
         ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
     ],
+    ("04", "stable_rate"): [
+        ("__array__ object", lambda: ArrayLike(2.0 / 6.0), "of type ArrayLike", False),
+        ("liar float", lambda: LiarFloat(0.3), "of type LiarFloat", False),
+        ("bool", lambda: True, "True/False", False),
+        ("NaN", lambda: float("nan"), "positive", False),
+        ("array of two rates", lambda: np.full(2, 2.0 / 6.0), "one number", False),
+    ],
     ("04", "adam_slots"): [
         ("tuple hiding a 3rd part", lambda: ShortTuple((0.58, 0.019996, 1.0)), "plain tuple", True),
         ("numpy array, not a tuple", lambda: np.array([0.58, 0.019996]), "plain tuple", False),

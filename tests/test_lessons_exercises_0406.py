@@ -28,6 +28,17 @@ def _trace_value(decay: float, steps: int) -> float:
     return x.numpy().item()
 
 
+def _largest_stable_rate() -> float:
+    """2/λ_max of lesson 04's exercise 4, from the engine: the Hessian by nested tapes."""
+    v = eg.Variable(np.array([0.3, -0.7]))
+    with eg.GradientTape() as outer:
+        with eg.GradientTape() as inner:
+            f = 2.5 * v[0] ** 2 + 2.0 * v[0] * v[1] + v[1] ** 2
+        g = inner.gradient(f, v)
+    hessian = outer.jacobian(g, v).numpy()
+    return 2.0 / np.linalg.eigvalsh(hessian).max()
+
+
 def scale_right(pairs, factor):
     return [(None if g is None else factor * g, v) for g, v in pairs]
 
@@ -193,6 +204,16 @@ CASES_0406: dict[tuple[str, str], Case] = {
         wrong=[(lambda: _adam_slots(bias_corrected=True), "part 1 of your answer is not right"),
                (lambda: (0.58, 0.0199), "part 2 of your answer is not right"),
                (lambda: (0.58,), "parts")],
+    ),
+    ("04", "stable_rate"): Case(
+        right=_largest_stable_rate,
+        wrong=[(lambda: 2.0 / 5.0, "largest diagonal entry"),  # 2 / the Hessian's largest diagonal entry
+               (lambda: 0.5 * _largest_stable_rate(), "1/λ one step lands"),  # 1/λ_max
+               (lambda: 2.0, "flattest direction"),  # 2/λ_min
+               (lambda: 0.8 * _largest_stable_rate(), "converges 3 % above"),
+               (lambda: 1.1 * _largest_stable_rate(), "diverges"),
+               (lambda: 0.0, "positive"), (lambda: [0.3, 0.4], "one number"),
+               (lambda: "1/3", "not a number")],
     ),
     ("05", "clip_rows"): Case(
         right=lambda: rows_right,

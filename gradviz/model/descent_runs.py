@@ -20,7 +20,7 @@ import numpy as np
 from engine.interop import to_numpy
 
 __all__ = ["Trajectory", "Update", "run_optimizer", "factories", "evaluate_many", "nice_box",
-           "standard_optimizers"]
+           "standard_optimizers", "momentum_hyper", "follows_momentum"]
 
 
 def _optimizers_module() -> Any:
@@ -150,6 +150,28 @@ def _run(f: Callable[[Any], Any], start: np.ndarray, optimizer: Any, steps: int,
 
 # ---- optimizers: names, classes, instances, factories -------------------------------------------------
 
+def momentum_hyper(optimizer: Any) -> str | None:
+    """The attribute the descent trace's momentum slider sets on ``optimizer``: Momentum's ``momentum``
+    (μ), Adam's ``beta1`` (β₁); None for the others."""
+    opts = _optimizers_module()
+    if isinstance(optimizer, opts.Momentum):
+        return "momentum"
+    if isinstance(optimizer, opts.Adam):
+        return "beta1"
+    return None
+
+
+def follows_momentum(make: Callable[[float], Any]) -> str | None:
+    """`momentum_hyper` of the optimizers ``make`` returns, when they were given by name or class (an
+    instance or a function keeps the momentum it was made with)."""
+    return momentum_hyper(make(0.1)) if getattr(make, "by_name", False) else None
+
+
+def _by_name(make: Callable[[float], Any]) -> Callable[[float], Any]:
+    make.by_name = True  # type: ignore[attr-defined]
+    return make
+
+
 def _factory(spec: Any) -> tuple[str, Callable[[float], Any]]:
     """A label and a function ``lr → fresh optimizer`` for one entry of ``optimizers``."""
     opts = _optimizers_module()
@@ -161,7 +183,7 @@ def _factory(spec: Any) -> tuple[str, Callable[[float], Any]]:
                 f"descent: unknown optimizer {spec!r}; use one of {', '.join(opts.names())}, an "
                 "eg.optimizers class or instance, or a function learning_rate → optimizer."
             ) from None
-        return key, lambda lr: opts.get(key, learning_rate=lr)
+        return key, _by_name(lambda lr: opts.get(key, learning_rate=lr))
     if isinstance(spec, opts.Optimizer):
         if spec.iterations:
             raise ValueError(
@@ -177,7 +199,7 @@ def _factory(spec: Any) -> tuple[str, Callable[[float], Any]]:
 
         return spec.name, from_instance
     if isinstance(spec, type) and issubclass(spec, opts.Optimizer):
-        return spec.__name__, lambda lr: spec(learning_rate=lr)
+        return spec.__name__, _by_name(lambda lr: spec(learning_rate=lr))
     if callable(spec):
         probe = spec(0.1)
         if not isinstance(probe, opts.Optimizer):

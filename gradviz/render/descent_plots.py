@@ -178,7 +178,7 @@ class DescentPlots:
 
     def _update_overlay(self, art: dict[str, Any], blitter: Any = None) -> None:
         """The artists that change with the learning rate and the selection (not with the step)."""
-        key = (self.learning_rate, self.selected)
+        key = (self.learning_rate, self.momentum, self.selected)
         if art["overlay_key"] == key:
             return
         art["overlay_key"] = key

@@ -5,7 +5,8 @@ decade from lr/100 to 50·lr, and lr itself) and keeps, per optimizer and rate, 
 picture's coordinates (a "trace" layer the step slider reveals) and the rows of the panel's tables
 (a "rows" layer); the step slider offers every step (`step_grid`: up to 100, then 101 evenly spaced:
 the paths keep the points of those steps).
-Frames per optimizer: 2 × the rates (its checkbox × the rate slider), never the product of all the
+Frames per optimizer: 2 × the rates (its checkbox × the rate slider), × the momenta (`momentum_grid`)
+for the optimizers the momentum slider drives (Momentum's μ, Adam's β₁), never the product of all the
 controls. The panel here and `DescentTrace._panel` (a static page, ``save``) are made by the same
 functions, so they agree.
 
@@ -13,6 +14,8 @@ functions, so they agree.
 [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0]
 >>> step_grid(4), len(step_grid(1000)), step_grid(1000)[:3]
 ([0, 1, 2, 3, 4], 101, [0, 10, 20])
+>>> momentum_grid(0.9), momentum_grid(0.6)
+([0.0, 0.5, 0.9, 0.99], [0.0, 0.5, 0.6, 0.9, 0.99])
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from gradviz.render.text import esc
 from gradviz.render.theme import css_color
 from gradviz.widgets.frames import Frames, rows_html
 
-__all__ = ["MAX_STEPS", "rate_grid", "step_grid", "descent_frames", "panel_parts"]
+__all__ = ["MAX_STEPS", "rate_grid", "step_grid", "momentum_grid", "descent_frames", "panel_parts"]
 
 #: the most steps `gv.descent` runs: each optimizer runs them at each rate of the grid when the
 #: widget is made (time), and every step's numbers are kept in the widget and the page (memory)
@@ -36,6 +39,7 @@ STEP_POSITIONS = 101  # the step slider's positions at most; beyond, an evenly s
 RATES_BELOW, RATES_ABOVE = 100.0, 50.0  # the learning-rate grid spans lr / 100 .. 50 · lr (far
 # enough past the stable rates of most losses to show a run that flies away)
 TRACE_WINDOW = 10  # rows of the 1-D trace table (the last steps up to the one shown)
+MOMENTA = (0.0, 0.5, 0.9, 0.99)  # the momentum slider: none (SGD), moderate, the usual default, too much
 KEYED_BOXES = 6  # up to this many optimizers, the table's head follows all their checkboxes (2^6 frames)
 
 #: the tables' style in a static page (the live widget's front end, frames_view.js, has it as ``gv-dt``)
@@ -69,6 +73,11 @@ def rate_grid(anchor: float, current: float | None = None) -> list[float]:
     return sorted(values)
 
 
+def momentum_grid(anchor: float, current: float | None = None) -> list[float]:
+    """The momenta the momentum slider offers: `MOMENTA`, and ``anchor`` and ``current`` themselves."""
+    return sorted(set(MOMENTA) | {float(anchor)} | ({float(current)} if current is not None else set()))
+
+
 # ---- the panel: the same pieces for the browser's frames and the static page ---------------------------
 
 def _swatch(color: str, name: str) -> str:
@@ -77,12 +86,14 @@ def _swatch(color: str, name: str) -> str:
     return f"<span style='{bar}'></span> {esc(name)}"
 
 
-def state_rows(view: Any, name: str, lr: float, steps: Sequence[int]) -> dict[str, Any]:
-    """The main table's row of optimizer ``name`` at rate ``lr`` for each of ``steps`` (a "rows" frame,
-    one row shown): θ, loss, gradient there, the last update and the optimizer's slots."""
+def state_rows(view: Any, name: str, lr: float, steps: Sequence[int],
+               mu: float | None = None) -> dict[str, Any]:
+    """The main table's row of optimizer ``name`` at rate ``lr`` (and momentum ``mu``) for each of
+    ``steps`` (a "rows" frame, one row shown): θ, loss, gradient there, the last update and the
+    optimizer's slots."""
     from gradviz.render.plot import fmt
 
-    traj = view.run(name, lr)
+    traj = view.run(name, lr, mu)
     points, losses = traj.points, traj.losses
     tail = (f" <span style='color:{css_color('bad')}'>(diverged at step {traj.diverged_at})</span>"
             if traj.diverged_at else "")
@@ -97,14 +108,15 @@ def state_rows(view: Any, name: str, lr: float, steps: Sequence[int]) -> dict[st
     return {"lead": [_swatch(view.colors()[name], name)], "rows": rows}
 
 
-def trace_rows(view: Any, name: str, lr: float, steps: Sequence[int]) -> dict[str, Any]:
+def trace_rows(view: Any, name: str, lr: float, steps: Sequence[int],
+               mu: float | None = None) -> dict[str, Any]:
     """The 1-D trace table (seed 002's: before, gradient, expected after = before − lr·gradient for
     SGD, else Δθ, after) of ``name`` at ``lr``: the last `TRACE_WINDOW` rows up to the step shown.
     A 1-D trace shows it when one optimizer is shown (past `KEYED_BOXES` optimizers: one table per
     optimizer shown)."""
     from gradviz.render.plot import fmt, fmt_exact
 
-    rows_by_step = view.rows(name, lr)
+    rows_by_step = view.rows(name, lr, mu)
     sgd = view.is_sgd(name)
     head = "<tr><th>step</th><th>before</th><th>gradient</th>"
     head += "<th>expected after<br/>before − lr·gradient</th>" if sgd else "<th>Δθ</th>"
@@ -134,6 +146,10 @@ def _at_rate(lr: float) -> str:
     return f", learning rate {fmt(lr)}"
 
 
+def _at_momentum(mu: float) -> str:
+    return f", momentum {mu:g}"
+
+
 def _table_open(view: Any, any_shown: bool) -> str:
     """The main table's head, or a hint when no optimizer is shown (the head always past
     `KEYED_BOXES` optimizers: a frame per combination of their checkboxes would be too many)."""
@@ -148,13 +164,14 @@ def panel_parts(view: Any, style: bool = True) -> list[str]:
     end)."""
     steps = view.step_grid()
     at = steps.index(view.step)
-    lr = view.learning_rate
+    lr, mu = view.learning_rate, view.momentum
     parts = [f"{STYLE if style else ''}<div style='font-size:12px'>"]
     if view.mode == "1d":
         alone = len(view.selected) == 1 or len(view.optimizers) > KEYED_BOXES
-        parts += [rows_html(trace_rows(view, n, lr, steps), at) for n in view.selected if alone]
-    parts += [_at_step(view.step), _at_rate(lr), _table_open(view, bool(view.selected))]
-    parts += [rows_html(state_rows(view, n, lr, steps), at) for n in view.selected]
+        parts += [rows_html(trace_rows(view, n, lr, steps, mu), at) for n in view.selected if alone]
+    parts += [_at_step(view.step)] + ([_at_momentum(mu)] if view._momentum_attr else [])
+    parts += [_at_rate(lr), _table_open(view, bool(view.selected))]
+    parts += [rows_html(state_rows(view, n, lr, steps, mu), at) for n in view.selected]
     parts.append("</table></div>")
     return parts
 
@@ -231,7 +248,16 @@ def descent_frames(view: Any, specs: Sequence[Any], note: str = "") -> Frames:
         else:
             frames.checkbox(c.name, bool(c.index), c.label)
     steps, rates, names = view.step_grid(), view.rate_grid(), list(view.optimizers)
+    moms = view.momentum_grid()
     shows = [f"show {n}" for n in names]
+
+    def controls(name: str) -> list[str]:
+        """What a layer of optimizer ``name`` depends on besides its checkbox: the rate, the momentum."""
+        return ["learning_rate", "momentum"] if view.follows_momentum(name) else ["learning_rate"]
+
+    def mu_at(name: str, at: Sequence[int]) -> float | None:
+        """The momentum selected by the trailing control positions ``at`` (None: not driven)."""
+        return moms[at[-1]] if view.follows_momentum(name) else None
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gradviz"}):
         fig, art, _, _ = view._make_figure()
         art["vline"].set_visible(False)
@@ -242,10 +268,10 @@ def descent_frames(view: Any, specs: Sequence[Any], note: str = "") -> Frames:
     for i, name in enumerate(names):
         color = view.colors()[name]
 
-        def path(on: int, r: int, name: str = name, color: str = color) -> dict[str, Any] | None:
+        def path(on: int, r: int, *m: int, name: str = name, color: str = color) -> dict[str, Any] | None:
             if not on:
                 return None
-            traj = view.run(name, rates[r])
+            traj = view.run(name, rates[r], mu_at(name, m))
             pts = traj.points.astype(float)
             xs, ys = (pts[:, 0], pts[:, 1]) if view.mode == "2d" else (pts, traj.losses)
             extra = {"segments": _tangents(view, ax, traj, steps), "segment_color": colors["highlight"]} \
@@ -253,15 +279,15 @@ def descent_frames(view: Any, specs: Sequence[Any], note: str = "") -> Frames:
             return _trace(ax, xs, ys, steps, color=color, width=1.8, marker=1.5, radius=4.5, halo=halo,
                           ghost=0.4, ghost_width=1.0, **extra)
 
-        def loss(on: int, r: int, name: str = name, color: str = color) -> dict[str, Any] | None:
+        def loss(on: int, r: int, *m: int, name: str = name, color: str = color) -> dict[str, Any] | None:
             if not on:
                 return None
-            losses = view.run(name, rates[r]).losses
+            losses = view.run(name, rates[r], mu_at(name, m)).losses
             return _trace(axl, np.arange(len(losses)), losses, steps, color=color, width=1.8, radius=3,
                           ghost=0.4, ghost_width=1.0)
 
-        frames.layer(f"path{i}", "trace", [shows[i], "learning_rate"], path, reveal="step")
-        frames.layer(f"loss{i}", "trace", [shows[i], "learning_rate"], loss, reveal="step")
+        frames.layer(f"path{i}", "trace", [shows[i], *controls(name)], path, reveal="step")
+        frames.layer(f"loss{i}", "trace", [shows[i], *controls(name)], loss, reveal="step")
     _, y0, _, h = _clip_box(axl)
 
     def vline(p: int) -> str:
@@ -276,19 +302,23 @@ def descent_frames(view: Any, specs: Sequence[Any], note: str = "") -> Frames:
         keyed = len(shows) <= KEYED_BOXES
         for i, name in enumerate(names):
             def table(*at: int, i: int = i, n: str = name) -> dict[str, Any] | None:
-                on, r = at[:-1], at[-1]
+                k = 2 if view.follows_momentum(n) else 1
+                on, r = at[:-k], at[-k]
                 alone = (on[i] and sum(on) == 1) if keyed else on[0]
-                return trace_rows(view, n, rates[r], steps) if alone else None
+                return trace_rows(view, n, rates[r], steps, mu_at(n, at)) if alone else None
 
             deps = shows if keyed else [shows[i]]
-            frames.layer(f"trace{i}", "rows", [*deps, "learning_rate"], table, reveal="step")
+            frames.layer(f"trace{i}", "rows", [*deps, *controls(name)], table, reveal="step")
     frames.layer("at step", "html", ["step"], lambda p: _at_step(steps[p]))
+    if view._momentum_attr:
+        frames.layer("at momentum", "html", ["momentum"], lambda m: _at_momentum(moms[m]))
     frames.layer("at rate", "html", ["learning_rate"], lambda r: _at_rate(rates[r]))
     keyed = shows if len(shows) <= KEYED_BOXES else []
     frames.layer("table", "html", keyed, lambda *on: _table_open(view, any(on)))
     for i, name in enumerate(names):
-        frames.layer(f"row{i}", "rows", [shows[i], "learning_rate"],
-                     lambda on, r, n=name: state_rows(view, n, rates[r], steps) if on else None,
-                     reveal="step")
+        def row(on: int, r: int, *m: int, n: str = name) -> dict[str, Any] | None:
+            return state_rows(view, n, rates[r], steps, mu_at(n, m)) if on else None
+
+        frames.layer(f"row{i}", "rows", [shows[i], *controls(name)], row, reveal="step")
     frames.layer("end", "html", [], lambda: "</table></div>")
     return frames

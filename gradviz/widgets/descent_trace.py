@@ -4,10 +4,12 @@ Runs one or more engine optimizers on ``f`` from ``start`` (``compute_gradients`
 ``apply_gradients`` each step) and shows where they go: for a 2-vector ``start``, the contour plot of
 ``f`` with each optimizer's path; for a scalar ``start``, the curve of ``f`` with the points and the
 tangent (the gradient) at the current one. A step slider moves along the paths, a learning-rate
-slider picks the rate they ran with, checkboxes choose the optimizers, and a table shows the current
-step: θ before, gradient, Δθ, θ after, loss and the optimizer's state (its slots). Every path at every
-rate of the slider's grid is computed when the widget is made (`gradviz.widgets.descent_frames`): the
-controls work with no kernel, in the lab and in an exported page.
+slider picks the rate they ran with, a momentum slider Momentum's μ and Adam's β₁ (for the optimizers
+given by name or class), checkboxes choose the optimizers, and a table shows the current step: θ
+before, gradient, Δθ, θ after, loss and the optimizer's state (its slots). Every path at every rate
+(and momentum) of the sliders' grids is computed when the widget is made
+(`gradviz.widgets.descent_frames`): the controls work with no kernel, in the lab and in an exported
+page.
 
 >>> import gradviz as gv
 >>> trace = gv.descent(lambda x: 0.5 * (x - 1.0) ** 2, 10.0, learning_rate=0.1, steps=10)
@@ -32,12 +34,13 @@ from gradviz.model.checks import expect_callable, expect_number, expect_numbers,
 from gradviz.model.descent_runs import (
     Trajectory,
     factories,
+    follows_momentum,
     run_optimizer,
     standard_optimizers,
 )
 from gradviz.render.descent_plots import DescentPlots
 from gradviz.widgets.base import Number, Whole
-from gradviz.widgets.descent_frames import MAX_STEPS, rate_grid, step_grid
+from gradviz.widgets.descent_frames import MAX_STEPS, momentum_grid, rate_grid, step_grid
 from gradviz.widgets.plot_widget import PlotWidget
 
 __all__ = ["descent", "DescentTrace"]
@@ -45,14 +48,15 @@ __all__ = ["descent", "DescentTrace"]
 
 
 class DescentTrace(DescentPlots, PlotWidget):
-    """The descent-trace widget; see `descent`. State: ``step``, ``learning_rate``, ``selected``."""
+    """The descent-trace widget; see `descent`. State: ``step``, ``learning_rate``, ``momentum``,
+    ``selected``."""
 
     title = "Descent trace"
     kind = "descent"  # data-gv-widget of the kernel-free widget
 
     def __init__(self, f: Callable[[Any], Any], start: Any, optimizers: Any = ("SGD",),
                  learning_rate: float = 0.1, steps: int = 50, xlim: tuple[float, float] | None = None,
-                 ylim: tuple[float, float] | None = None, theme: str | None = None):
+                 ylim: tuple[float, float] | None = None, theme: str | None = None, momentum: float = 0.9):
         import engine as eg
 
         super().__init__(theme)
@@ -60,6 +64,7 @@ class DescentTrace(DescentPlots, PlotWidget):
         expect_numbers("gv.descent", "start", start)
         self.steps = _check_steps(steps)
         self._rate_anchor = _check_rate(learning_rate)
+        self._momentum_anchor = _check_momentum(momentum)
         xlim, ylim = _check_limits("xlim", xlim), _check_limits("ylim", ylim)
         start_t = start if isinstance(start, eg.Tensor) else eg.constant(start)
         if start_t.dtype.kind != "f":
@@ -80,17 +85,21 @@ class DescentTrace(DescentPlots, PlotWidget):
         for name in standard_optimizers():
             if name not in self._makers:
                 self._makers[name] = factories([name])[name]
-        self._cache: dict[tuple[str, float], Trajectory] = {}
+        #: the optimizers the momentum slider drives, and the attribute it sets (μ or β₁)
+        self._momentum_attr = {n: a for n, make in self._makers.items() if (a := follows_momentum(make))}
+        self._cache: dict[tuple[str, float, float | None], Trajectory] = {}
         self._xlim, self._ylim = xlim, ylim
         self._fig: Any = None
         self._art: dict[str, Any] = {}
         self.learning_rate = learning_rate  # checked by _check_learning_rate
+        self.momentum = momentum
         self.selected = list(given)
         self._layout_box()
 
     # ---- state: declared once, checked once ----------------------------------------------------------
     step = Whole(0, where="gv.descent", help="The number of updates shown (0 = the start).")
     learning_rate = Number(0.1, where="gv.descent", help="The learning rate every optimizer runs with.")
+    momentum = Number(0.9, where="gv.descent", help="Momentum's μ and Adam's β₁ (optimizers given by name or class).")
     selected = traitlets.Any((), help="The optimizers shown (a tuple of names, in the widget's order).")
 
     @traitlets.validate("step")
@@ -104,6 +113,10 @@ class DescentTrace(DescentPlots, PlotWidget):
     def _check_learning_rate(self, proposal: Any) -> float:
         return _check_rate(proposal["value"])
 
+    @traitlets.validate("momentum")
+    def _check_momentum_value(self, proposal: Any) -> float:
+        return _check_momentum(proposal["value"])
+
     @traitlets.validate("selected")
     def _check_selected(self, proposal: Any) -> tuple[str, ...]:
         names = proposal["value"]
@@ -113,7 +126,7 @@ class DescentTrace(DescentPlots, PlotWidget):
                 raise ValueError(f"descent: no optimizer {n!r}; available: {', '.join(self._makers)}.")
         return tuple(n for n in self._makers if n in names)
 
-    @traitlets.observe("step", "learning_rate", "selected")
+    @traitlets.observe("step", "learning_rate", "momentum", "selected")
     def _state_changed(self, change: Any) -> None:
         self._changed()
 
@@ -143,15 +156,24 @@ class DescentTrace(DescentPlots, PlotWidget):
 
         return type(self._makers[name](self.learning_rate)) is eg.optimizers.SGD
 
-    def run(self, name: str, learning_rate: float) -> Trajectory:
-        """The run of optimizer ``name`` at ``learning_rate`` (computed once, then cached)."""
+    def follows_momentum(self, name: str) -> bool:
+        """Whether the momentum slider sets optimizer ``name``'s μ (Momentum) or β₁ (Adam)."""
+        return name in self._momentum_attr
+
+    def run(self, name: str, learning_rate: float, momentum: float | None = None) -> Trajectory:
+        """The run of optimizer ``name`` at ``learning_rate`` and ``momentum`` (default: the slider's;
+        ignored by optimizers the slider does not drive), computed once, then cached."""
         if name not in self._makers:
             raise KeyError(f"descent: no optimizer {name!r}; available: {', '.join(self._makers)}.")
-        key = (name, float(learning_rate))
+        attr = self._momentum_attr.get(name)
+        mu = None if attr is None else float(self.momentum if momentum is None else momentum)
+        key = (name, float(learning_rate), mu)
         if key not in self._cache:
-            if len(self._cache) > 500:
+            if len(self._cache) > 2000:
                 self._cache.clear()
             opt = self._makers[name](float(learning_rate))
+            if attr is not None:
+                setattr(opt, attr, mu)
             self._cache[key] = run_optimizer(self.f, self.start, opt, self.steps, name)
         return self._cache[key]
 
@@ -163,10 +185,14 @@ class DescentTrace(DescentPlots, PlotWidget):
             name = self.selected[0]
         return self.run(name, self.learning_rate)
 
-    def rows(self, name: str | None = None, learning_rate: float | None = None) -> list[dict[str, Any]]:
+    def rows(self, name: str | None = None, learning_rate: float | None = None,
+             momentum: float | None = None) -> list[dict[str, Any]]:
         """The trace of one optimizer as table rows: step, before, loss, gradient, expected_after
         (``before − lr·gradient``, SGD's rule), after, delta, slots."""
-        traj = self.trajectory(name) if learning_rate is None else self.run(name, learning_rate)
+        if learning_rate is None and momentum is None:
+            traj = self.trajectory(name)
+        else:
+            traj = self.run(name, self.learning_rate if learning_rate is None else learning_rate, momentum)
         out = []
         for u in traj.updates:
             lr = np.asarray(u.learning_rate).astype(u.before.dtype)  # the update's dtype, as the engine
@@ -203,6 +229,10 @@ class DescentTrace(DescentPlots, PlotWidget):
         the widget was made with), and the current one."""
         return rate_grid(self._rate_anchor, self.learning_rate)
 
+    def momentum_grid(self) -> list[float]:
+        """The momenta the momentum slider offers (`gradviz.widgets.descent_frames.momentum_grid`)."""
+        return momentum_grid(self._momentum_anchor, self.momentum)
+
     def _frame_controls(self) -> list[Any]:
         from gradviz.widgets.frames import Control, trait_control
 
@@ -214,6 +244,12 @@ class DescentTrace(DescentPlots, PlotWidget):
         specs = [trait_control(self, "step", "slider", steps, note=step_note, play=True),
                  trait_control(self, "learning_rate", "slider", rates, [f"{r:.3g}" for r in rates],
                                label="learning rate", note=rate_note)]
+        if self._momentum_attr:
+            moms = self.momentum_grid()
+            which = " and ".join(f"{n}'s {'μ' if a == 'momentum' else 'β₁'}"
+                                 for n, a in self._momentum_attr.items())
+            specs.append(trait_control(self, "momentum", "slider", moms, [f"{m:g}" for m in moms],
+                                       label="momentum", note=f"{len(moms)} values of {which}"))
         for name in self._makers:
             def apply(k: int, n: str = name) -> None:
                 self.selected = self._shown(n, bool(k))
@@ -257,6 +293,14 @@ def _check_rate(value: Any) -> float:
     return float(value)
 
 
+def _check_momentum(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise wrong_type("gv.descent", "momentum", "a number", value)
+    if not (math.isfinite(value) and 0 <= value < 1):
+        raise ValueError(f"descent: momentum must be in [0, 1) (Momentum's μ, Adam's β₁), got {value!r}.")
+    return float(value)
+
+
 def _check_limits(what: str, lim: Any) -> tuple[float, float] | None:
     if lim is None:
         return None
@@ -271,7 +315,7 @@ def _check_limits(what: str, lim: Any) -> tuple[float, float] | None:
 
 def descent(f: Callable[[Any], Any], start: Any, optimizers: Any = ("SGD",), learning_rate: float = 0.1,
             steps: int = 50, xlim: tuple[float, float] | None = None, ylim: tuple[float, float] | None = None,
-            theme: str | None = None) -> DescentTrace:
+            theme: str | None = None, momentum: float = 0.9) -> DescentTrace:
     """The descent trace of ``optimizers`` on ``f`` from ``start``.
 
     ``f`` maps a Variable shaped like ``start`` to a scalar loss: a scalar ``start`` gives the 1-D
@@ -280,7 +324,10 @@ def descent(f: Callable[[Any], Any], start: Any, optimizers: Any = ("SGD",), lea
     ``eg.optimizers`` classes, fresh instances (copied; the slider sets their learning rate) or
     functions ``learning_rate → optimizer``; a dict gives them labels. ``xlim``/``ylim`` fix the view.
     ``steps``: 1 to `MAX_STEPS` (1,000); ``learning_rate``: a positive number, the middle of the
-    slider's grid (1, 2, 5 per decade from ``learning_rate``/100 to 50·``learning_rate``).
+    slider's grid (1, 2, 5 per decade from ``learning_rate``/100 to 50·``learning_rate``);
+    ``momentum``: in [0, 1), Momentum's μ and Adam's β₁ for the optimizers given by name or class, on a
+    slider of its own (`gradviz.widgets.descent_frames.momentum_grid`); instances and functions keep
+    theirs.
 
     >>> import engine as eg
     >>> bowl = lambda v: v[0] ** 2 + 10.0 * v[1] ** 2
@@ -290,4 +337,4 @@ def descent(f: Callable[[Any], Any], start: Any, optimizers: Any = ("SGD",), lea
     True
     """
     return DescentTrace(f, start, optimizers=optimizers, learning_rate=learning_rate, steps=steps,
-                        xlim=xlim, ylim=ylim, theme=theme)
+                        xlim=xlim, ylim=ylim, theme=theme, momentum=momentum)

@@ -65,6 +65,53 @@ def _judge_scale_pairs(answer: Any) -> str | None:
     return None
 
 
+def stable_quadratic(v: Any) -> Any:
+    """Exercise 4's loss: f(v) = 2.5 v0² + 2 v0 v1 + v1² (the lesson defines the same function)."""
+    return 2.5 * v[0] ** 2 + 2.0 * v[0] * v[1] + v[1] ** 2
+
+
+def _sgd_distance(learning_rate: float, steps: int = 300) -> float:
+    """How far from the minimum (0, 0) plain SGD on `stable_quadratic` ends, from (1, 1), in float64."""
+    v = eg.Variable(np.array([1.0, 1.0]))
+    opt = eg.optimizers.SGD(learning_rate)
+    with np.errstate(all="ignore"):
+        for _ in range(steps):
+            opt.minimize(lambda: stable_quadratic(v))
+            distance = float(np.linalg.norm(v.numpy()))
+            if not np.isfinite(distance) or distance > 1e6:
+                return float("inf")
+    return distance
+
+
+def _judge_stable_rate(answer: Any) -> str | None:
+    got = _plain_numbers(answer, "your answer ")
+    if isinstance(got, str):
+        return got
+    if got.size != 1:
+        return f"your answer has shape {got.shape}; give one number, a learning rate."
+    rate = float(got.reshape(()))
+    if not np.isfinite(rate) or rate <= 0:
+        return "a learning rate is a positive number."
+    below, above = _sgd_distance(0.97 * rate) < 1e-3, _sgd_distance(1.03 * rate) < 1e-3
+    if below and not above:
+        return None
+    hessian = np.array([[5.0, 2.0], [2.0, 2.0]])
+    curvatures = np.linalg.eigvalsh(hessian)
+    if not below:
+        problem = "SGD on f diverges (or stalls) already 3 % below your rate, so it is too large."
+        if np.isclose(rate, 2.0 / hessian.diagonal().max(), rtol=0.02):
+            problem += (" The largest diagonal entry of the Hessian is not the largest curvature: the "
+                        "term 2·v0·v1 couples the two directions.")
+        elif np.isclose(rate, 2.0 / curvatures.min(), rtol=0.02):
+            problem += " The flattest direction does not decide; the steepest one does."
+        return problem
+    problem = "SGD on f still converges 3 % above your rate, so a larger rate is stable too."
+    if np.isclose(rate, 1.0 / curvatures.max(), rtol=0.02):
+        problem += (" At 1/λ one step lands on the minimum along the steepest direction; steps that "
+                    "overshoot still shrink the distance, as long as |1 − ηλ| < 1.")
+    return problem
+
+
 register("04", "decay_half", expected=2.125,
          hint="Each step keeps the fraction (1 - decay) of the distance to b, so after n steps "
               "x = b + (x0 - b) * (1 - decay)**n. descent_trace(decay, steps) lets you check the table.")
@@ -72,6 +119,11 @@ register("04", "scale_pairs", judge=_judge_scale_pairs, function="scale_pairs",
          hint="Loop over the pairs (a list comprehension works), keep each variable as it is, and "
               "multiply only the gradients that are not None.",
          praise="This is the shape of every gradient transform: clipping, averaging, noise.")
+register("04", "stable_rate", judge=_judge_stable_rate,
+         hint="Along each eigenvector of the Hessian (curvature λ), a step multiplies the distance to "
+              "the minimum by 1 − ηλ. The Hessian of f comes from nested tapes or tape.jacobian of the "
+              "gradient (lesson 03); np.linalg.eigvalsh gives its eigenvalues.",
+         praise="Every direction must satisfy |1 − ηλ| < 1; the steepest one sets the limit, 2/λ_max.")
 register("04", "adam_slots", expected=(0.58, 0.019996),
          hint="Start from m = v = 0 and apply m <- beta1*m + (1 - beta1)*g and "
               "v <- beta2*v + (1 - beta2)*g**2 once per gradient. The slots hold these raw running "

@@ -116,7 +116,7 @@ def test_descent_every_control_without_a_kernel(page):
     root = page.locator('[data-gv-widget="descent"]')
     moved, unchanged = move_every_control(root)
     boxes = {f"show {n}" for n in eg.optimizers.names()}
-    assert {"step", "step:prev", "step:next", "step:play", "learning_rate"} | boxes <= set(moved)
+    assert {"step", "step:prev", "step:next", "step:play", "learning_rate", "momentum"} | boxes <= set(moved)
     assert unchanged == []
 
     page.locator('[data-gv-input="show SGD"]').check()
@@ -124,13 +124,14 @@ def test_descent_every_control_without_a_kernel(page):
     page.locator('[data-gv-input="learning_rate"]').fill(str(race.rate_grid().index(0.02)))
     assert root.locator('[data-gv-control="learning_rate"] .gvf-value').inner_text() == "0.02"
     panel = root.locator("[data-gv-output=panel]").inner_html()
-    assert "<b>step 5</b>, learning rate 0.02<" in panel
-    sgd = next(i for i, c in enumerate(state["controls"][2:]) if c["name"] == "show SGD")
+    assert "<b>step 5</b>, momentum 0, learning rate 0.02<" in panel  # the momentum slider was moved to 0
+    shows = [c["name"] for c in state["controls"] if c["name"].startswith("show ")]
+    sgd = shows.index("show SGD")
     lines = root.locator(f"[data-gv-layer=path{sgd}] polyline")
     assert lines.count() == 2  # the whole path, faded, and the part up to step 5
     assert lines.nth(1).get_attribute("points").count(",") == 6
     answers = answer_ms(root, 10)
-    assert set(answers) == {"step", "learning_rate"} | boxes
+    assert set(answers) == {"step", "learning_rate", "momentum"} | boxes
     assert max(answers.values()) < 50, answers
     assert errors == []
 
