@@ -99,7 +99,8 @@ class DescentTrace(DescentPlots, PlotWidget):
     # ---- state: declared once, checked once ----------------------------------------------------------
     step = Whole(0, where="gv.descent", help="The number of updates shown (0 = the start).")
     learning_rate = Number(0.1, where="gv.descent", help="The learning rate every optimizer runs with.")
-    momentum = Number(0.9, where="gv.descent", help="Momentum's μ and Adam's β₁ (optimizers given by name or class).")
+    momentum = Number(0.9, where="gv.descent",
+                      help="Momentum's μ and Adam's β₁ (optimizers given by name or class).")
     selected = traitlets.Any((), help="The optimizers shown (a tuple of names, in the widget's order).")
 
     @traitlets.validate("step")
