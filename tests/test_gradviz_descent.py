@@ -107,8 +107,8 @@ def test_widget_state_after_interaction():
 
 
 def _static(trace):
-    """The panel of a static page (``to_html``, ``save``), less its style (the front end has it)."""
-    return trace._panel().replace(descent_frames.STYLE, "")
+    """The panel of a static page (``to_html``, ``save``): the same, style included (one copy of it)."""
+    return trace._panel()
 
 
 def _move(trace, **positions):

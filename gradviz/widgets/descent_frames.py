@@ -42,9 +42,10 @@ TRACE_WINDOW = 10  # rows of the 1-D trace table (the last steps up to the one s
 MOMENTA = (0.0, 0.5, 0.9, 0.99)  # the momentum slider: none (SGD), moderate, the usual default, too much
 KEYED_BOXES = 6  # up to this many optimizers, the table's head follows all their checkboxes (2^6 frames)
 
-#: the tables' style in a static page (the live widget's front end, frames_view.js, has it as ``gv-dt``)
-STYLE = ("<style>.gv-dt td,.gv-dt th{padding:1px 8px;text-align:right;white-space:nowrap;"
-         "font-family:monospace}"
+#: the tables' style, written once: the panel carries it, in the live widget and in a static page alike
+STYLE = ("<style>.gvf-panel:has(table.gv-dt){overflow-x:auto}"
+         ".gv-dt td,.gv-dt th{padding:1px 8px;text-align:right;white-space:nowrap;vertical-align:top;"
+         "font-family:var(--jp-code-font-family,monospace)}"
          ".gv-dt td:first-child{text-align:left}.gv-dt tr.now{background:rgba(191,135,0,.18)}</style>")
 TABLE_HEAD = ("<tr><th>optimizer</th><th>step</th><th>θ</th><th>loss f(θ)</th><th>gradient at θ</th>"
               "<th>last Δθ</th><th>optimizer state (slots)</th></tr>")
@@ -102,7 +103,8 @@ def state_rows(view: Any, name: str, lr: float, steps: Sequence[int],
         k = min(s, len(traj.updates))
         u = traj.updates[k - 1] if k >= 1 else None
         g = traj.gradient_at(k)
-        slots = ", ".join(f"{esc(n)}={fmt(v)}" for n, v in (u.slots if u else {}).items()) or "—"
+        # one slot a line: the column stays narrow enough for the widget's width
+        slots = "<br/>".join(f"{esc(n)}={fmt(v)}" for n, v in (u.slots if u else {}).items()) or "—"
         rows.append([str(k), fmt(points[k]), fmt(losses[k]), "—" if g is None else fmt(g),
                      "—" if u is None else fmt(u.delta), slots + tail])
     return {"lead": [_swatch(view.colors()[name], name)], "rows": rows}
@@ -158,14 +160,13 @@ def _table_open(view: Any, any_shown: bool) -> str:
     return "<br/><i>Select an optimizer.</i>"
 
 
-def panel_parts(view: Any, style: bool = True) -> list[str]:
+def panel_parts(view: Any) -> list[str]:
     """The panel of ``view`` in its current state, piece by piece (what the frames' panel layers
-    show at the same positions; ``style``: with the tables' `STYLE`, for a page without the front
-    end)."""
+    show at the same positions), the tables' `STYLE` first."""
     steps = view.step_grid()
     at = steps.index(view.step)
     lr, mu = view.learning_rate, view.momentum
-    parts = [f"{STYLE if style else ''}<div style='font-size:12px'>"]
+    parts = [f"{STYLE}<div style='font-size:12px'>"]
     if view.mode == "1d":
         alone = len(view.selected) == 1 or len(view.optimizers) > KEYED_BOXES
         parts += [rows_html(trace_rows(view, n, lr, steps, mu), at) for n in view.selected if alone]
@@ -297,7 +298,7 @@ def descent_frames(view: Any, specs: Sequence[Any], note: str = "") -> Frames:
 
     frames.layer("vline", "svg", ["step"], vline)
     # the panel, in `panel_parts`' order
-    frames.layer("open", "html", [], lambda: "<div style='font-size:12px'>")
+    frames.layer("open", "html", [], lambda: f"{STYLE}<div style='font-size:12px'>")
     if view.mode == "1d":  # the trace table of the one optimizer shown
         keyed = len(shows) <= KEYED_BOXES
         for i, name in enumerate(names):

@@ -34,11 +34,6 @@ const STYLE = `
 .gvf-panel table { border-collapse: collapse; }
 .gvf-panel td, .gvf-panel th { padding: 1px 8px 1px 0; text-align: left; vertical-align: top; }
 .gvf-note { font-size: 11px; color: var(--jp-ui-font-color2, #57606a); }
-.gvf-panel:has(table.gv-dt) { overflow-x: auto; }
-.gvf-panel table.gv-dt td, .gvf-panel table.gv-dt th { padding: 1px 8px; text-align: right;
-  white-space: nowrap; font-family: var(--jp-code-font-family, monospace); }
-.gvf-panel table.gv-dt td:first-child { text-align: left; }
-.gvf-panel table.gv-dt tr.now { background: rgba(191, 135, 0, 0.18); }
 `;
 
 const SVG_NS = "http://www.w3.org/2000/svg";
