@@ -228,3 +228,15 @@ def test_a_target_not_on_the_tape_is_refused():
     tape, f, x, y = mine()
     with pytest.raises(ValueError, match="matched by identity"):
         gv.graph(Value(3.0), tape)
+
+
+def test_a_foreign_engines_big_graph_folds_by_repetition_like_the_engines():
+    """Folding by meaning reads the graph model, so a learner's tape folds as the engine's does: a chain
+    of 200 × (multiply, add, exp) draws as one series box."""
+    w = Value([0.5, 0.5], "w")
+    with Tape() as tape:
+        h = Value([0.1, 0.2], "x")
+        for _ in range(200):
+            h = exp(add(multiply(h, w), -1.0))
+    svg = gv.graph(h, tape).to_svg()
+    assert "multiply → add → exp × 200" in html.unescape(svg)
