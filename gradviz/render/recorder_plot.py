@@ -22,7 +22,14 @@ __all__ = ["Recorder"]
 
 
 class Recorder(RecordedSteps):
-    """What `gradviz.model.recorder.Recorder` records, and ``plot()`` to draw it (this is `gv.Recorder`)."""
+    """What `gradviz.model.recorder.Recorder` records, and ``plot()`` to draw it (this is `gv.Recorder`).
+
+    >>> import gradviz as gv
+    >>> rec = gv.Recorder()
+    >>> rec.record(0, loss=0.5, accuracy=0.9)
+    >>> rec.scalar_names, len(rec.plot().axes)
+    (['loss', 'accuracy'], 2)
+    """
 
     def plot(self, names: Iterable[str] | None = None, log: bool | None = None, theme: str | None = None):
         """A matplotlib `Figure` with one panel per scalar (all of them unless ``names`` is given).
