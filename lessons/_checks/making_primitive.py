@@ -150,6 +150,8 @@ def _judge_softsign(answer: Any) -> str | None:
             if prim.name != name:
                 return (f"make_softsign({name!r}) built a Primitive named {prim.name!r}: use the name it is "
                         "given, so that the cell (and the check) can build it again.")
+            if prim.rule is Ellipsis:
+                return "replace the `...` in make_softsign (the forward, the VJP and rule=) with your code."
             if type(prim.rule) is not str or not re.search(r"∂x\s*=.*g", prim.rule):
                 return ("rule= should be the VJP as text, '∂x = g·...' with g the upstream gradient "
                         "(like eg.primitives['multiply'].rule, '∂a = g·b, ∂b = g·a').")

@@ -233,8 +233,9 @@ _LR, _STEPS, _BATCH = 0.5, 3, 12
 
 
 def _small_model(x: np.ndarray) -> Any:
-    model = eg.layers.Sequential([eg.layers.Dense(8, activation="relu"), eg.layers.Dropout(0.5, seed=3),
-                                  eg.layers.Dense(4)])
+    # seeded layers: the check draws nothing from the global generator (a lesson's later cells keep theirs)
+    model = eg.layers.Sequential([eg.layers.Dense(8, activation="relu", seed=1),
+                                  eg.layers.Dropout(0.5, seed=3), eg.layers.Dense(4, seed=2)])
     model(x[:1])  # builds the layers
     return model
 
@@ -293,7 +294,7 @@ def _judge_train_step(answer: Any) -> str | None:
     return None
 
 
-register("07", "train_step", function="train_step", judge=_judge_train_step, hint=(
+register("07", "train_step", function="my_train_step", judge=_judge_train_step, hint=(
     "Inside `with eg.GradientTape() as tape:` run the model with training=True and take the mean of "
     "eg.nn.sparse_softmax_cross_entropy(y, logits); then tape.gradient(loss, "
     "model.trainable_variables) and optimizer.apply_gradients of the (gradient, variable) pairs. "
