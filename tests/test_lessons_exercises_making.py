@@ -286,3 +286,34 @@ CASES_MAKING.update({
     ),
 })
 CASES.update(CASES_MAKING)
+
+
+# ---- inside lesson 03's own kernel: the cell runs again and again, and the op is the learner's ---------
+
+SOFTSIGN_CELL = '''
+def make_softsign(name):
+    def forward(xp, x):
+        return x / (1 + xp.abs(x))
+    def vjp(g, y, x):
+        return g / (1 + eg.abs(x)) ** 2
+    return eg.Primitive(name, forward, vjps=[vjp], rule="∂x = g / (1 + |x|)²", symbol="softsign",
+                        elementwise=True)
+
+check("softsign", make_softsign)
+'''
+
+
+def test_the_softsign_cell_runs_again_and_the_op_draws(lesson):
+    run = lesson("03_gradient_tape.ipynb")
+    first, again = run.run(SOFTSIGN_CELL), run.run(SOFTSIGN_CELL)
+    assert first.startswith("Right!") and again.startswith("Right!"), (first, again)
+    out = run.run(
+        'print(sorted(n for n in eg.primitives if n.startswith("softsign")))\n'
+        'softsign = make_softsign("softsign_03")\n'
+        "x = eg.constant(2.0)\n"
+        "with eg.GradientTape(persistent=True) as tape:\n"
+        "    tape.watch(x)\n"
+        "    y = softsign(x)\n"
+        "print(gv.backprop(tape, y, [x]).steps[0].record.primitive.rule)"
+    )
+    assert out.splitlines() == ["[]", "∂x = g / (1 + |x|)²"], out

@@ -37,7 +37,8 @@ What a check trusts, and what it does not (tests/test_lessons_checks_honest.py t
   have exactly the asked number of parts; shapes must match (a single number may be any size-1
   array); NaN and inf are never right; strings and booleans are not numbers.
 * **"Do not call the built-in" is checked by identity.** While an answer runs, a profile hook watches
-  for the code of the engine's own function (``clip_by_norm``, the fused cross-entropies), captured
+  for the code of the engine's own function (``clip_by_norm``, the fused cross-entropies,
+  ``clip_by_global_norm``, ``Accumulator.add``, ``training.train_step``, ...), captured
   when this package is imported; it sees the call however the function is reached
   (``eg.clip_by_norm``, ``engine.clipping.clip_by_norm``, a saved reference, ``functools.partial``).
 * **The checks cannot be re-wired from a cell.** The entry points (``evaluate``, ``check``,
