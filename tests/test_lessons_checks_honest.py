@@ -28,10 +28,16 @@ import pytest
 import engine as eg
 import engine.clipping
 import engine.nn.losses
+import engine.training
 from tests.test_lessons_exercises import CASES, checks
 from tests.test_lessons_exercises_0406 import _global_clip, rows_right
 from tests.test_lessons_exercises_0708 import acc_right
 from tests.test_lessons_exercises_09 import names_right
+from tests.test_lessons_exercises_making import (
+    GradientAccumulator,
+    clip_by_global_norm_by_hand,
+    train_step_with,
+)
 
 # ---- answers that only look right ------------------------------------------------------------------
 
@@ -439,7 +445,74 @@ ADVERSARIAL: dict[tuple[str, str], list[Adversary]] = {
     ("04", "adam_update"): [
         ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
     ],
+    ("03", "softsign"): [
+        ("Primitive subclass, lying", lambda: softsign_liar_primitive, "return the eg.Primitive", True),
+        ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
+    ],
+    ("05", "global_clip_by_hand"): [
+        ("__array__ gradients", lambda: global_clip_array_like, "engine tensors", True),
+        ("pair hiding a 3rd part", lambda: lambda g, c: ShortTuple((*clip_by_global_norm_by_hand(g, c), 1.0)),
+         "tuple of 2", True),
+        ("engine.clipping path", lambda: global_clip_via_module, "eg.clip_by_global_norm", True),
+        ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
+    ],
+    ("06", "accumulator"): [
+        ("__array__ means", lambda: AccumulatorArrayLike, "of type ArrayLike", True),
+        ("list hiding an extra mean", lambda: AccumulatorShortList, "plain list", True),
+        ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
+    ],
+    ("07", "train_step"): [
+        ("liar float loss", lambda: train_step_liar_loss, "of type LiarFloat", True),
+        ("engine.training path", lambda: train_step_via_module, "eg.training.train_step", True),
+        ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
+    ],
 }
+
+# ---- the making exercises of lessons 03 and 05-07 ----------------------------------------------------
+
+
+class LiarPrimitive(eg.Primitive):
+    """A Primitive subclass whose call answers for itself with a lying Tensor."""
+
+    __slots__ = ()
+
+    def __call__(self, x):
+        return liar_tensor(np.asarray(x.numpy()) / (1 + np.abs(x.numpy())), 0.0)
+
+
+def softsign_liar_primitive(name):
+    return LiarPrimitive(name, lambda xp, x: x, vjps=[lambda g, y, x: g], rule="∂x = g", elementwise=True)
+
+
+def global_clip_array_like(grads, clip_norm):
+    clipped, norm = clip_by_global_norm_by_hand(grads, clip_norm)
+    return [None if g is None else ArrayLike(g.numpy()) for g in clipped], norm
+
+
+def global_clip_via_module(grads, clip_norm):
+    clipped, norm = engine.clipping.clip_by_global_norm(grads, clip_norm)
+    return list(clipped), norm
+
+
+class AccumulatorArrayLike(GradientAccumulator):
+    def mean(self):
+        return [None if m is None else ArrayLike(m) for m in super().mean()]
+
+
+class AccumulatorShortList(GradientAccumulator):
+    def mean(self):
+        return ShortList([*super().mean(), None])
+
+
+train_step_right = train_step_with()
+
+
+def train_step_liar_loss(model, optimizer, x, y):
+    return LiarFloat(train_step_right(model, optimizer, x, y).numpy())
+
+
+def train_step_via_module(model, optimizer, x, y):
+    return engine.training.train_step(model, optimizer, x, y)[0]
 
 # ---- lesson 10: VJPs must be the learner's own, in NumPy ------------------------------------------
 

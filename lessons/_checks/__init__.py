@@ -8,7 +8,8 @@ In a lesson notebook (the kernel runs in ``lessons/``, so this package is import
 
 For lesson authors: register each exercise in your lesson's module of this package
 (``lessons_01_03.py``, ``lessons_04_06.py``, ``lessons_07_08.py``, ``lessons_09.py``,
-``lessons_10.py``, ``making.py`` for the making exercises of lessons 02 and 04; a new one is
+``lessons_10.py``, ``making.py`` for the making exercises of lessons 02 and 04,
+``making_primitive.py`` for lesson 03's, ``making_steps.py`` for those of lessons 05 to 07; a new one is
 imported below), under the lesson's two-digit number and a short exercise name that the notebook uses.
 The machinery: ``registry.py`` (`register`, `evaluate`, `check`, `checker`), ``timelimit.py``,
 ``forbidden.py`` (calls to a forbidden built-in), ``plain.py`` (plain values), ``compare.py`` (the
@@ -36,7 +37,8 @@ What a check trusts, and what it does not (tests/test_lessons_checks_honest.py t
   have exactly the asked number of parts; shapes must match (a single number may be any size-1
   array); NaN and inf are never right; strings and booleans are not numbers.
 * **"Do not call the built-in" is checked by identity.** While an answer runs, a profile hook watches
-  for the code of the engine's own function (``clip_by_norm``, the fused cross-entropies), captured
+  for the code of the engine's own function (``clip_by_norm``, the fused cross-entropies,
+  ``clip_by_global_norm``, ``Accumulator.add``, ``training.train_step``, ...), captured
   when this package is imported; it sees the call however the function is reached
   (``eg.clip_by_norm``, ``engine.clipping.clip_by_norm``, a saved reference, ``functools.partial``).
 * **The checks cannot be re-wired from a cell.** The entry points (``evaluate``, ``check``,
@@ -74,6 +76,8 @@ from . import (  # noqa: F401 (they register)
     lessons_09,
     lessons_10,
     making,
+    making_primitive,
+    making_steps,
     registry,
 )
 from .compare import Judge, _compare, _compare_numbers, close_to  # noqa: F401 (the helpers: as before)

@@ -10,7 +10,9 @@ from typing import Any
 
 from engine import backward as _backward
 from engine import clipping as _clipping
+from engine import training as _training
 from engine.nn import losses as _losses
+from engine.optimizers import accumulation as _accumulation
 from engine.optimizers import base as _optimizers
 
 
@@ -25,6 +27,9 @@ _BUILT_INS = {
     "sparse_softmax_cross_entropy": _code_of(_losses.sparse_softmax_cross_entropy),
     "walk": _code_of(_backward.walk),  # every gradient the engine computes (tape, gradients_function, ...)
     "apply_gradients": _code_of(_optimizers.Optimizer.apply_gradients),
+    "clip_by_global_norm": _code_of(_clipping.clip_by_global_norm),
+    "accumulator_add": _code_of(_accumulation.Accumulator.add),
+    "train_step": _code_of(_training.train_step),
 }
 
 
