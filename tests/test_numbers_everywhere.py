@@ -102,15 +102,20 @@ def test_every_float_argument_takes_every_float_type(case, r):
         assert call(kind(r)), kind
 
 
-@SETTINGS
-@given(case=st.sampled_from(COUNTS + FLOATS),
-       bad=st.sampled_from([True, "2", None, [1.5, 2.5], complex(1, 1), float("nan")]))
+#: where None is a documented value (a default computed from the data, or no limit), not a mistake
+NONE_IS_VALID = {"strides", "epochs", "threshold"}
+
+
+# Every case with every bad value (not a sample: a sampled pair once missed gv.clipping's threshold=None,
+# which is valid, and failed only in the runs that drew it).
+@pytest.mark.parametrize("bad", [True, "2", None, [1.5, 2.5], complex(1, 1), float("nan")], ids=repr)
+@pytest.mark.parametrize("case", COUNTS + FLOATS, ids=_id)
 def test_a_refusal_names_the_function_and_the_argument(case, bad):
     """Not a number (or a non-finite one): a TypeError or ValueError that names what the user called and
     which argument (never traitlets', NumPy's or an inner op's words)."""
     func, arg, call = case
-    if (bad is None and arg in ("strides", "epochs")) or (isinstance(bad, list) and arg == "clip_norm"):
-        return  # None is a valid "default" there; a clip norm may be a tensor of norms (TensorFlow)
+    if (bad is None and arg in NONE_IS_VALID) or (isinstance(bad, list) and arg == "clip_norm"):
+        return  # None is a valid value there; a clip norm may be a tensor of norms (TensorFlow)
     with pytest.raises((TypeError, ValueError)) as info:
         call(bad)
     message = str(info.value)
