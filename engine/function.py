@@ -182,8 +182,10 @@ class Function:
             return entry[1]
         try:
             ref = weakref.ref(obj, functools.partial(_forget, self._instances, id(obj)))
-        except TypeError:  # no weak references (__slots__ without __weakref__): a plain bound method
-            return Function(self.python_function.__get__(obj, objtype), name=self.name)
+        except TypeError:  # no weak references (__slots__ without __weakref__): kept, and so kept alive
+            method = Function(self.python_function.__get__(obj, objtype), name=self.name)
+            self._instances[id(obj)] = ((lambda: obj), method)
+            return method
         method = Function(_WeakMethod(self.python_function, ref, objtype), name=self.name)
         self._instances[id(obj)] = (ref, method)
         return method

@@ -272,6 +272,24 @@ def test_a_traced_method_does_not_keep_its_instance_alive():
     assert len(Model.__call__._instances) == 1
 
 
+def test_a_traced_method_of_a_slotted_class_traces_once():
+    """An instance without weak references cannot be held weakly: its traced method is kept (and keeps
+    it alive), but it still traces once, not on every attribute access."""
+    class Slotted:
+        __slots__ = ("k",)
+
+        def __init__(self, k):
+            self.k = k
+
+        @eg.function
+        def scale(self, x):
+            return x * self.k
+
+    s = Slotted(2.0)
+    assert [float(s.scale(eg.constant(v))) for v in (1.0, 2.0, 3.0)] == [2.0, 4.0, 6.0]
+    assert s.scale.trace_count == 1
+
+
 # ---- names and messages ---------------------------------------------------------------------------
 
 def test_node_names_stay_unique_when_a_base_looks_like_a_numbered_name():
