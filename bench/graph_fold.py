@@ -1,5 +1,6 @@
 """Big graphs folded by meaning (issue 23): the default view of the per-sample MLP step (micrograd
-style, 72 samples, three Dense layers, hinge loss, L2 term) and of the 2,000-op chains: time to make
+style, 72 samples, three Dense layers, hinge loss, L2 term) and of the 2,000-op chains, recorded by a
+tape and traced by eg.function (the traced step with its gradients and updates): time to make
 it (build + fold + layout + SVG), its size and its boxes, what the boxes say, the live widget's state
 (every folded state drawn ahead), and how fast a folded box opens in headless Chromium (no kernel).
 
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from widget_models import chain3, long_chain, per_sample_mlp  # noqa: E402
+from widget_models import chain3, long_chain, per_sample_mlp, traced_chain3, traced_per_sample_step  # noqa: E402
 
 MAKE_S, SIZE_MB, BOXES, OPEN_MS = 0.5, 0.2, 40, 50.0
 
@@ -70,14 +71,15 @@ def measure(label: str, build: Any) -> dict[str, Any]:
     import gradviz as gv  # noqa: PLC0415
     from gradviz.render import graphviz as render  # noqa: PLC0415
 
-    tape, y = build()
+    made = build()  # (tape, target), or a traced eg.Graph
+    args = made[::-1] if isinstance(made, tuple) else (made,)  # gv.graph(y, tape)
     times = []
     for _ in range(3):
         render.clear_cache()
         t0 = time.perf_counter()
-        svg = gv.graph(y, tape).to_svg()
+        svg = gv.graph(*args).to_svg()
         times.append(time.perf_counter() - t0)
-    view = gv.graph(y, tape)
+    view = gv.graph(*args)
     svg = view.to_svg()
     t0 = time.perf_counter()
     widget = view.widget
@@ -102,7 +104,9 @@ def main() -> int:
     x(y, tape).to_svg()
     rows = [measure("per-sample MLP step (72 samples)", per_sample_mlp),
             measure("chain of 666 × (multiply, add, tanh)", chain3),
-            measure("2,000-op chain tanh(h * 1.01)", lambda: long_chain(2000))]
+            measure("2,000-op chain tanh(h * 1.01)", lambda: long_chain(2000)),
+            measure("traced: per-sample MLP training step (72 samples)", traced_per_sample_step),
+            measure("traced: chain of 666 × (Mul, Add, Tanh)", traced_chain3)]
     ok = True
     for r in rows:
         good = r["make_s"] < MAKE_S and r["svg_mb"] < SIZE_MB and r["boxes"] <= BOXES and not (

@@ -171,3 +171,48 @@ def chain3(repeats: int = 666) -> tuple[Any, Any]:
         for _ in range(repeats):
             h = eg.tanh(h * 0.9 + 0.1)
     return tape, h
+
+
+def traced_chain3(repeats: int = 666) -> Any:
+    """``chain3`` traced by ``eg.function``: the ``eg.Graph`` of tanh(h * 0.9 + 0.1), ``repeats`` times."""
+    import engine as eg  # noqa: PLC0415
+
+    @eg.function
+    def chain(x: Any) -> Any:
+        h = x
+        for _ in range(repeats):
+            h = eg.tanh(h * 0.9 + 0.1)
+        return h
+
+    return chain.get_graph(eg.constant(0.5))
+
+
+def traced_per_sample_step(samples: int = 72, seed: int = 0) -> Any:
+    """``per_sample_mlp``'s loss as a traced training step (gradients and SGD updates included): the
+    ``eg.Graph`` ``gv.graph`` draws for it (about 6,000 nodes for 72 samples)."""
+    import engine as eg  # noqa: PLC0415
+
+    rng = np.random.default_rng(seed)
+    xs = rng.normal(size=(samples, 1, 2)).astype(np.float32)
+    ys = np.where(rng.random(samples) < 0.5, -1.0, 1.0).astype(np.float32)
+    layers = [eg.layers.Dense(16, activation="relu", seed=seed, name="dense_1"),
+              eg.layers.Dense(16, activation="relu", seed=seed + 1, name="dense_2"),
+              eg.layers.Dense(1, seed=seed + 2, name="dense_3")]
+    opt = eg.optimizers.SGD(0.05)
+
+    @eg.function
+    def step(xs: Any, ys: Any) -> Any:
+        with eg.GradientTape() as tape:
+            losses = [eg.relu(1.0 - ys[k] * _through(layers, xs[k])) for k in range(samples)]
+            variables = [v for layer in layers for v in layer.trainable_variables]
+            loss = eg.sum(sum(losses) * (1.0 / samples) + 1e-4 * sum(eg.sum(v * v) for v in variables))
+        opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
+        return loss
+
+    return step.get_graph(eg.constant(xs), eg.constant(ys))
+
+
+def _through(layers: list, h: Any) -> Any:
+    for layer in layers:
+        h = layer(h)
+    return h

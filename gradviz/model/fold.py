@@ -131,19 +131,27 @@ class _Planner:
         self.readers: dict[str, list[str]] = {}
         self.inputs: dict[str, list[str]] = {}
         for e in model.edges:
-            if self.nodes[e.src].kind == "op":
+            if e.kind != "data":
+                continue  # control and layout edges carry no value
+            if self.nodes[e.dst].kind == "tensor":
                 self.producer[e.dst] = e.src
-            else:
+            else:  # an op reads a tensor, or (a traced graph) another op's result directly
                 self.readers.setdefault(e.src, []).append(e.dst)
                 self.inputs.setdefault(e.dst, []).append(e.src)
 
     # ---- groups -------------------------------------------------------------------------------------
+    def made_by(self, t: str) -> str | None:
+        """The op that computed ``t``: its producer, or ``t`` itself when it is an op (a traced graph
+        links ops directly)."""
+        return t if self.nodes[t].kind == "op" else self.producer.get(t)
+
     def make(self, label: str, children: list[str], members: list[str], kind: str, count: int = 1,
-             detail: str = "") -> str:
+             detail: str = "", key: str | None = None) -> str:
         gid = f"g{len(self.groups)}"
-        key, k = label, 2
+        key, k = key or label, 2
+        label_base = key
         while key in self.keys:  # two stacks of the same ops, a scope called "ops 3–9"
-            key, k = f"{label} ({k})", k + 1
+            key, k = f"{label_base} ({k})", k + 1
         self.keys.add(key)
         order = min(self.nodes[m].order for m in members)
         for c in children:
@@ -154,7 +162,7 @@ class _Planner:
         return gid
 
     def _ops_text(self, members: list[str]) -> str:
-        ops = Counter(self.nodes[m].record.op for m in members if self.nodes[m].kind == "op")
+        ops = Counter(self.nodes[m].op for m in members if self.nodes[m].kind == "op")
         total = sum(ops.values())
         if not total:
             return f"{len(members)} nodes"
@@ -165,8 +173,7 @@ class _Planner:
     def plan(self) -> FoldPlan:
         nodes = self.nodes
         targets = sorted((n.id for n in nodes.values() if n.target), key=lambda i: nodes[i].order)
-        scoped = {s: ms for s, ms in self.model.scopes.items() if len(ms) >= 2}
-        scope_of = {m: s for s, ms in scoped.items() for m in ms}
+        scope_of, parent_scope = _scope_tree(self.model.scopes)
         # a constant / input read by one op only travels with that op; other leaves are pieces
         owner: dict[str, str] = {}
         for n in nodes.values():
@@ -186,13 +193,17 @@ class _Planner:
             level = scope_of.get(n.id, "")
             by_level.setdefault(level, []).append(piece)
         top = by_level.pop("", [])
-        for scope, pieces in sorted(by_level.items(), key=lambda kv: min(p.order for p in kv[1])):
-            pieces.sort(key=_Piece.key)
+        depth = {s: _depth(s, parent_scope) for s in parent_scope}
+        for scope in sorted(parent_scope, key=lambda s: -depth[s]):  # inner scopes first
+            pieces = sorted(by_level.pop(scope, []), key=_Piece.key)
             members = [m for p in pieces for m in p.members]
             children = self.arrange(pieces)
-            gid = self.make(scope, children, members, "scope")
-            top.append(_Piece([gid], members, min(p.order for p in pieces),
-                              ("scope", tuple(p.sig for p in pieces)), [scope], group=True))
+            outer = parent_scope[scope]
+            label = scope[len(outer) + 1:] if outer else scope  # "dense_1" inside "sequential_1"
+            gid = self.make(label, children, members, "scope", key=scope)
+            piece = _Piece([gid], members, min(p.order for p in pieces),
+                           ("scope", tuple(p.sig for p in pieces)), [label], group=True)
+            (by_level.setdefault(outer, []) if outer else top).append(piece)
         top.sort(key=_Piece.key)
         if not self.force and sum(len(p.ids) for p in top) <= self.budget:
             shown = [i for p in top for i in p.ids]
@@ -204,13 +215,13 @@ class _Planner:
         made = sorted(self._outputs(n.id))
         outs = [t for t in made if not self.nodes[t].target]
         own = [t for t in self.inputs.get(n.id, ()) if owner.get(t) == n.id]
-        kinds = tuple("flow" if owner.get(t) == n.id or t in self.producer else "shared"
+        kinds = tuple("flow" if owner.get(t) == n.id or self.made_by(t) else "shared"
                       for t in self.inputs.get(n.id, ()))  # a chain's first op reads its input
         shapes = tuple(self.nodes[t].shape for t in self.inputs.get(n.id, ()))
         out_shapes = tuple(self.nodes[t].shape for t in made)  # a chain's last copy makes the target
-        sig = (n.record.op, shapes, out_shapes, kinds)
+        sig = (n.op, n.role, shapes, out_shapes if made else (n.shape,), kinds)
         members = list(dict.fromkeys(own)) + [n.id] + outs
-        return _Piece(members, members, n.order, sig, [n.record.op])
+        return _Piece(members, members, n.order, sig, [n.op])
 
     def _outputs(self, op: str) -> list[str]:
         if not hasattr(self, "_outs"):
@@ -244,7 +255,7 @@ class _Planner:
         members = [m for p in pieces for m in p.members]
         first = {m for p in copies[0] for m in p.members}
         second = {m for p in copies[1] for m in p.members}
-        chained = any(self.producer.get(t) in first for m in second for t in self.inputs.get(m, ()))
+        chained = any(self.made_by(t) in first for m in second for t in self.inputs.get(m, ()))
         names = [name for p in copies[0] for name in p.ops]
         if len(names) > 4:
             names = [*names[:3], "…", names[-1]]
@@ -341,6 +352,59 @@ class _Planner:
         if not ops:
             return f"{len(members)} nodes"
         return f"ops {min(ops)}–{max(ops)}"
+
+
+def _scope_tree(scopes: dict[str, list[str]]) -> tuple[dict[str, str], dict[str, str]]:
+    """Which scope box each node sits in, and the box around each box ("" = the top level).
+
+    Scopes nest by their names ("sequential_1/dense_1" sits in "sequential_1"). A scope with fewer
+    than two nodes gets no box, nor does one that would hold nothing but one inner box (that box
+    takes its place: "gradients/sequential_1" as one box).
+
+    >>> scope_of, around = _scope_tree({"a/b": ["n1", "n2"], "a/c": ["n3"], "d/e": ["n5", "n6"], "f": ["n7"]})
+    >>> scope_of
+    {'n1': 'a/b', 'n2': 'a/b', 'n3': 'a', 'n5': 'd/e', 'n6': 'd/e'}
+    >>> around
+    {'a': '', 'a/b': 'a', 'd/e': ''}
+    """
+    total: dict[str, int] = {}
+    for scope, members in scopes.items():
+        parts = scope.split("/")
+        for k in range(1, len(parts) + 1):
+            total["/".join(parts[:k])] = total.get("/".join(parts[:k]), 0) + len(members)
+    kept = {s for s, count in total.items() if count >= 2}
+
+    def outer(scope: str) -> str:  # the nearest kept scope strictly around ``scope``
+        while "/" in scope:
+            scope = scope.rsplit("/", 1)[0]
+            if scope in kept:
+                return scope
+        return ""
+
+    def home(scope: str) -> str:  # the nearest kept scope holding a node of ``scope``
+        return scope if scope in kept else outer(scope)
+
+    changed = True
+    while changed:  # drop boxes that would hold only one inner box
+        changed = False
+        direct = {home(s) for s, ms in scopes.items() if ms}
+        inner: dict[str, int] = {}
+        for s in kept:
+            inner[outer(s)] = inner.get(outer(s), 0) + 1
+        for s in sorted(kept):
+            if s not in direct and inner.get(s, 0) == 1:
+                kept.discard(s)
+                changed = True
+                break
+    scope_of = {m: h for s, ms in scopes.items() if (h := home(s)) for m in ms}
+    return scope_of, {s: outer(s) for s in sorted(kept)}
+
+
+def _depth(scope: str, parent: dict[str, str]) -> int:
+    k = 0
+    while parent.get(scope):
+        scope, k = parent[scope], k + 1
+    return k
 
 
 def _with_parent(group: FoldGroup, parent: str | None) -> FoldGroup:

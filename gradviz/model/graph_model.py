@@ -32,6 +32,7 @@ from gradviz.model.scopes import assign_scopes
 __all__ = ["Node", "Edge", "GraphModel", "build_model", "COLLAPSE_THRESHOLD", "FOLD_BOXES"]
 
 COLLAPSE_THRESHOLD = 150  # graphs with more nodes collapse unless told otherwise
+_EDGE_RANK = {"data": 0, "control": 1, "order": 2}  # two edges merged by folding: drawn as the first
 FOLD_BOXES = 40  # boxes a level of a collapsed graph shows at most (gradviz.model.fold.BOXES)
 
 
@@ -60,6 +61,7 @@ class Node:
     detail: str = ""  # a group: what is inside, in words ("3 ops each, 72 side by side")
     group_kind: str = ""  # a group: "scope", "series", "stack", "copies" or "range"
     grad_norm: float | None = None  # a group: the norm of the gradient leaving it (d target / d outputs)
+    role: str = ""  # a traced op's part of the step: "" (forward), "backward" or "update"
     _value: np.ndarray | None = field(default=None, repr=False)
 
     @property
@@ -88,6 +90,7 @@ class Edge:
     tensor_id: int | None = None
     count: int = 1
     label: str = ""
+    kind: str = "data"  # "data"; "control" (must run first, no value flows); "order" (layout only)
 
 
 @dataclass
@@ -100,6 +103,8 @@ class GraphModel:
     group_of: dict[str, str] = field(default_factory=dict)  # node id → group id (collapsed models)
     clusters: dict[str, list[str]] = field(default_factory=dict)  # expanded scope → its node ids
     cluster_group: dict[str, str] = field(default_factory=dict)  # expanded scope → its group id
+    cluster_parent: dict[str, str] = field(default_factory=dict)  # expanded scope → the one around it
+    cluster_label: dict[str, str] = field(default_factory=dict)  # expanded scope → its frame's title
     records: list[Any] = field(default_factory=list)  # the records the graph shows, in order
     reader: Any = None  # the `protocol.Reader` that read them: values matched by identity
     folded: dict[str, Node] = field(default_factory=dict)  # nodes hidden inside groups, by id
@@ -161,11 +166,13 @@ class GraphModel:
         """
         plan = self.fold_plan(max_nodes)
         shown: list[tuple[str, str | None]] = []  # (node or group id, the frame it sits in)
-        todo = [(item, None) for item in reversed(plan.top)]
+        frame_of: dict[str, str | None] = {}  # an opened group's key → the frame around its own
+        todo: list[tuple[str, str | None]] = [(item, None) for item in reversed(plan.top)]
         while todo:  # depth-first, in order (no recursion: plans can be deep)
             item, frame = todo.pop()
             group = plan.groups.get(item)
             if group is not None and group.key in expanded:
+                frame_of[group.key] = frame
                 todo.extend((c, group.key) for c in reversed(group.children))
             else:
                 shown.append((item, frame))
@@ -200,23 +207,28 @@ class GraphModel:
                 leaving.setdefault(group_of[t], set()).add(t)
         for e in self.edges:
             src, dst = group_of.get(e.src, e.src), group_of.get(e.dst, e.dst)
-            if src != dst and src in out_nodes and out_nodes[src].kind == "group":  # leaves the group
-                leaving.setdefault(src, set()).add(e.src if self.nodes[e.src].kind == "tensor" else e.dst)
             if src == dst:
                 continue
+            if e.kind == "data" and src in out_nodes and out_nodes[src].kind == "group":  # a value leaves it
+                leaving.setdefault(src, set()).add(e.src if self.nodes[e.src].kind == "tensor" else e.dst)
             key = (src, dst)
             if key in edges:
-                edges[key].count += 1
+                kept = edges[key]
+                if e.kind == kept.kind:
+                    kept.count += 1
+                elif _EDGE_RANK[e.kind] < _EDGE_RANK[kept.kind]:  # a value flows: drawn as data
+                    edges[key] = replace(kept, kind=e.kind)
                 continue
             label = ""
             if (src != e.src or dst != e.dst) and e.tensor_id is not None:
                 t = self.nodes.get(f"t{drawn_id(self.alias, e.tensor_id)}")
                 label = str(tuple(t.shape)) if t is not None else ""
-            edges[key] = Edge(src, dst, e.index, e.tensor_id, 1, label)
+            edges[key] = Edge(src, dst, e.index, e.tensor_id, 1, label, e.kind)
         for gid, outs in leaving.items():
             grads = [self.nodes[t].grad for t in outs if self.nodes[t].grad is not None]
             if grads:
                 out_nodes[gid].grad_norm = float(np.sqrt(sum(float(np.sum(np.abs(g) ** 2)) for g in grads)))
+        clusters, parents = _frames(clusters, frame_of)
         return replace(
             self,
             nodes=out_nodes,
@@ -224,10 +236,36 @@ class GraphModel:
             folded={m: self.nodes[m] for m in group_of},
             targets=[group_of.get(t, t) for t in self.targets],
             group_of=group_of,
-            clusters={s: ms for s, ms in clusters.items() if len(ms) > 1},
+            clusters=clusters,
             cluster_group={s: g.id for s in clusters if (g := plan.by_key(s)) is not None},
+            cluster_parent=parents,
+            cluster_label={s: g.label for s in clusters if (g := plan.by_key(s)) is not None},
             _plans={},
         )
+
+
+def _frames(items: dict[str, list[str]], frame_of: dict[str, str | None]
+            ) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """The frames drawn: opened groups holding at least two things (nodes or frames), each with what
+    it holds directly, and the frame around each. A frame around one node is left out: its node
+    sits in the frame around it."""
+    inner: dict[str | None, int] = {}
+    for parent in frame_of.values():
+        inner[parent] = inner.get(parent, 0) + 1
+    keep = {k for k in frame_of if len(items.get(k, ())) + inner.get(k, 0) > 1}
+
+    def up(key: str | None) -> str | None:
+        while key is not None and key not in keep:
+            key = frame_of.get(key)
+        return key
+
+    clusters: dict[str, list[str]] = {}
+    for key, members in items.items():
+        target = up(key)
+        if target is not None:
+            clusters.setdefault(target, []).extend(members)
+    parents = {k: p for k in keep if (p := up(frame_of[k])) is not None}
+    return {k: clusters.get(k, []) for k in frame_of if k in keep}, parents
 
 
 def build_model(

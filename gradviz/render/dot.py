@@ -142,7 +142,7 @@ def to_dot(
     drawing = Drawing(source="", prefix=prefix, ids={}, theme=pal)
 
     clustered = {m: scope for scope, members in model.clusters.items() for m in members}
-    groups: dict[str, Any] = {}
+    in_frame: dict[str, list[tuple]] = {}  # frame key → its nodes' (id, label, attributes, svg id)
     for n in model.nodes.values():
         sid = f"{prefix}_{n.id}"
         drawing.ids[n.id] = sid
@@ -159,33 +159,45 @@ def to_dot(
         if n.kind != "op" and rankdir != "LR":
             label = "{" + label + "}"  # fields stacked, as in LR: each as wide as the widest
         attrs = {k: graphviz.nohtml(v) for k, v in attrs.items()}
-        scope = clustered.get(n.id)
-        target = g
-        if scope is not None:
-            if scope not in groups:
-                groups[scope] = []
-            groups[scope].append((n.id, label, attrs, sid))
-            continue
-        target.node(n.id, label=graphviz.nohtml(label), id=sid, **attrs)
-    for k, (scope, members) in enumerate(groups.items()):
-        gid = model.cluster_group.get(scope)
-        cluster_id = f"{prefix}_c{gid}" if gid else f"{prefix}_c{k}"  # stable: the same in every view
-        with g.subgraph(name=f"cluster_{k}") as c:
+        if n.id in clustered:
+            in_frame.setdefault(clustered[n.id], []).append((n.id, label, attrs, sid))
+        else:
+            g.node(n.id, label=graphviz.nohtml(label), id=sid, **attrs)
+    inside: dict[str | None, list[str]] = {}  # frame key (None: the top) → the frames right inside it
+    for key in model.clusters:
+        inside.setdefault(model.cluster_parent.get(key), []).append(key)
+    numbers = {key: k for k, key in enumerate(model.clusters)}
+
+    def frame(parent: Any, key: str) -> None:
+        gid = model.cluster_group.get(key)
+        cluster_id = f"{prefix}_c{gid}" if gid else f"{prefix}_c{numbers[key]}"  # the same in every view
+        drawing.ids[f"c:{key}"] = cluster_id
+        with parent.subgraph(name=f"cluster_{numbers[key]}") as c:
             c.attr(
-                label=graphviz.nohtml(escape_text(scope)),
+                label=graphviz.nohtml(escape_text(model.cluster_label.get(key, key))),
                 id=cluster_id,
                 style="rounded,dashed",
                 color=pal.border,
                 fontcolor=pal.muted,
                 fontsize="10",
-                tooltip=graphviz.nohtml(escape_text(f"{scope}: click to collapse")),
+                labeljust="l",
+                tooltip=graphviz.nohtml(escape_text(f"{key}: click to collapse")),
             )
-            drawing.ids[f"c:{scope}"] = cluster_id
-            for nid, label, attrs, sid in members:
+            for nid, label, attrs, sid in in_frame.get(key, ()):
                 c.node(nid, label=graphviz.nohtml(label), id=sid, **attrs)
+            for child in inside.get(key, ()):
+                frame(c, child)
+
+    for key in inside.get(None, ()):
+        frame(g, key)
     for k, e in enumerate(model.edges):
+        if e.kind == "order":  # a layout hint (the traced step's bands): drawn invisible
+            g.edge(e.src, e.dst, style="invis")
+            continue
         attrs = {"id": f"{prefix}_e{k}"}
         drawing.edge_ids.setdefault((e.src, e.dst), []).append(attrs["id"])
+        if e.kind == "control":  # runs after, no value flows
+            attrs.update(style="dashed", arrowhead="odot")
         if e.label:
             attrs["label"] = graphviz.nohtml(escape_text(e.label))
         if e.count > 1:
@@ -205,7 +217,7 @@ def _node(
 ) -> tuple[dict[str, str], dict[str, str], dict[str, dict[str, str]]]:
     """Graphviz attributes, label fields (name → text) and per-text SVG styles for one node."""
     if n.kind == "op":
-        tip = f"{n.op} (op #{n.record.op_id})"
+        tip = f"{n.name}  {fmt.shape_text(n.shape)} {n.dtype}" if n.name else f"{n.op} (op #{n.order})"
         if n.tapes:
             tip += "\nrecorded by: " + ", ".join(n.tapes)
         if n.record.params:
@@ -222,6 +234,10 @@ def _node(
             "width": "0.28",
             "tooltip": escape_text(tip[:1500]),
         }
+        if n.role == "backward":  # made by tape.gradient (a traced step)
+            attrs.update(fillcolor=pal.panel_background, color=pal.grad_neg)
+        elif n.role == "update":  # an assignment or an optimizer's update
+            attrs.update(shape="octagon", fillcolor=pal.variable_fill, color=pal.target_border)
         return attrs, {"op": n.label}, {}
     if n.kind == "group":
         members = [m for m in (model_nodes.get(k) for k in n.members) if m is not None]
@@ -321,7 +337,7 @@ def _tensor_tooltip(n: Node) -> str:
         else ("watched tensor" if n.leaf and n.watched else "constant (not watched)" if n.leaf else "tensor")
     )
     lines = [
-        f"{n.name or 'tensor'}: {kind} #{n.uid}",
+        f"{n.name or 'tensor'}: {kind}" + (f" #{n.uid}" if n.uid is not None else ""),
         f"shape {fmt.shape_text(n.shape)} {n.dtype} on {n.device}",
     ]
     if n.value is not None:

@@ -4,6 +4,8 @@ in an exported page (svg_view.js swaps pictures; Python is told afterwards when 
 
 A state is named by the group it opens ("g3"; `TOP` for the default view): opening a group opens the
 groups it sits in, closing one (a click on its frame) goes back to the state of the group around it.
+A view that starts with groups open (a small traced step shows every scope) has a state per such
+group that closes it ("-g3"), and its box opens it again.
 Groups are drawn breadth first, the top level's first, while the pictures fit `VIEWS_BUDGET` bytes;
 a group past the budget opens through the kernel (when one runs).
 
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["fold_states", "TOP", "VIEWS_BUDGET", "MAX_VIEWS"]
+__all__ = ["fold_states", "expanded_in", "state_of", "TOP", "VIEWS_BUDGET", "MAX_VIEWS"]
 
 TOP = "top"
 VIEWS_BUDGET = 600_000  # bytes of SVG the precomputed views may take together
@@ -47,43 +49,77 @@ def fold_states(
     if not view.collapsible:
         return {"views": {}, "opens": {}, "info": {}}
     plan = view.full_model.fold_plan(view.fold_limit)
+    opened = view.opened
     views: dict[str, str] = {}
     info: dict[str, str] = {}
 
-    def draw(state: str, expanded: frozenset[str]) -> int:
-        svg, details = view.picture(expanded)
+    def draw(state: str) -> int:
+        svg, details = view.picture(expanded_in(plan, state, opened))
         views[state] = svg
         info.update(details)
         return len(svg)
 
-    total = draw(TOP, frozenset())
+    total = draw(TOP)
     queue = [g for g in plan.top if g in plan.groups]
     while queue and len(views) < max_views:
         gid = queue.pop(0)
-        total += draw(gid, frozenset(plan.groups[p].key for p in plan.path(gid)))
+        state = _closed(gid) if plan.groups[gid].key in opened else gid
+        total += draw(state)
         if total > budget:
-            del views[gid]
+            del views[state]
             break
         queue.extend(c for c in plan.groups[gid].children if c in plan.groups)
     prefix = view.prefix
     opens: dict[str, str] = {}
-    for gid in views:
-        if gid != TOP:
-            opens[f"{prefix}_{gid}"] = gid  # the folded box
-            opens[f"{prefix}_c{gid}"] = plan.groups[gid].parent or TOP  # its frame, once open
+    for state in views:
+        if state == TOP:
+            continue
+        gid = state.removeprefix(_CLOSED)
+        if state != gid:  # open at the start: its frame closes it, its box opens it again
+            opens[f"{prefix}_c{gid}"], opens[f"{prefix}_{gid}"] = state, TOP
+            continue
+        opens[f"{prefix}_{gid}"] = gid  # the folded box
+        parent = plan.groups[gid].parent
+        opens[f"{prefix}_c{gid}"] = TOP if parent is None or plan.groups[parent].key in opened else parent
     return {"views": views, "opens": opens, "info": info}
 
 
-def state_of(plan: Any, expanded: set[str]) -> str:
+_CLOSED = "-"  # a state that closes a group open at the start: "-g3"
+
+
+def _closed(gid: str) -> str:
+    return _CLOSED + gid
+
+
+def expanded_in(plan: Any, state: str, opened: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The groups open in ``state``: `TOP` is ``opened`` (the picture a view starts with), a group's id
+    adds that group and the groups around it, "-" and a group's id closes that group and those in it.
+
+    >>> from gradviz.model.fold import FoldGroup, FoldPlan
+    >>> plan = FoldPlan({"g0": FoldGroup("a", "g0", "a", (), (), 0)}, ("g0",))
+    >>> sorted(expanded_in(plan, "g0")), sorted(expanded_in(plan, "-g0", frozenset({"a"})))
+    (['a'], [])
+    """
+    if state == TOP:
+        return opened
+    if state.startswith(_CLOSED):
+        gid = state.removeprefix(_CLOSED)
+        inside = {plan.groups[g].key for g in plan.groups if gid in plan.path(g)}
+        return opened - inside
+    return opened | {plan.groups[p].key for p in plan.path(state)}
+
+
+def state_of(plan: Any, expanded: set[str], opened: frozenset[str] = frozenset()) -> str:
     """The state ``expanded`` (a set of group keys) is, or '' when no precomputed state is.
 
     >>> from gradviz.model.fold import FoldPlan
     >>> state_of(FoldPlan({}, ()), set())
     'top'
     """
-    if not expanded:
+    if expanded == opened:
         return TOP
     for gid, g in plan.groups.items():
-        if g.key in expanded and {plan.groups[p].key for p in plan.path(gid)} == expanded:
-            return gid
+        state = _closed(gid) if g.key in opened else gid
+        if expanded_in(plan, state, opened) == expanded:
+            return state
     return ""

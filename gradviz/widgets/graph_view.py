@@ -131,7 +131,8 @@ class GraphView(View):
         self.show = expect_labels("gv.graph", "show", show, SHOW_FIELDS)
         self.theme = theme
         self.rankdir = rankdir
-        self.expanded: set[str] = set()
+        self.opened: frozenset[str] = frozenset()  # the groups open in the picture it starts with
+        self.expanded: set[str] = set()  # the groups open now
         # collapse=True folds every run of ops; None folds graphs over the threshold (gradviz.model.fold)
         self.fold_limit = 0 if collapse else FOLD_BOXES
         wanted = collapse if collapse is not None else len(model) > COLLAPSE_THRESHOLD
@@ -218,9 +219,12 @@ class GraphView(View):
                     texts[sid] = {**texts.get(sid, {}), **styles}
         return shapes, texts
 
-    def to_html(self) -> str:
+    css_class = "gradviz-graph"
+
+    def legend(self) -> str:
+        """What the colours and shapes mean (HTML)."""
         pal = self.palette
-        legend = (
+        return (
             f'<div style="font-size:12px;color:{pal.muted};margin-top:4px">'
             f'<span style="color:{pal.variable_border}">■</span> Variable &nbsp; '
             f'<span style="color:{pal.watched_border}">■</span> watched tensor &nbsp; '
@@ -229,9 +233,12 @@ class GraphView(View):
             f'<span style="color:{pal.grad_pos}">grad</span> = d target / d node '
             "(hover a node for its full value)</div>"
         )
+
+    def to_html(self) -> str:
         details = self.details
         side = f'<div style="margin-top:6px">{details}</div>' if details else ""
-        return f'<div class="gradviz gradviz-graph">{strip_prolog(self.to_svg())}{legend}{side}</div>'
+        picture = strip_prolog(self.to_svg())
+        return f'<div class="gradviz {self.css_class}">{picture}{self.legend()}{side}</div>'
 
     # ---- interaction ----------------------------------------------------------------------------
     @property
@@ -239,7 +246,11 @@ class GraphView(View):
         """HTML details of the selected node ('' when none is selected)."""
         if not self.selected or self.selected not in self.model.nodes:
             return ""
-        return node_info(self.model.nodes[self.selected], self.model)
+        return self.describe(self.model.nodes[self.selected], self.model)
+
+    def describe(self, node: Any, model: GraphModel) -> str:
+        """HTML details of one drawn node (what a click shows)."""
+        return node_info(node, model)
 
     def select(self, node: Any) -> None:
         """Select a node (by node id, SVG id, or tensor); a group node expands, a scope frame collapses."""
@@ -255,8 +266,14 @@ class GraphView(View):
         self._sync()
 
     def expand(self, scope: str) -> None:
-        """Show the nodes of ``scope`` (a group) one by one, inside a frame."""
+        """Show the nodes of ``scope`` (a group) one by one, inside a frame (and the groups inside it
+        that the picture started with open)."""
         self.expanded.add(scope)
+        group = self.full_model.fold_plan(self.fold_limit).by_key(scope) if self.opened else None
+        if group is not None:
+            plan = self.full_model.fold_plan(self.fold_limit)
+            inside = {g.key for g in plan.groups.values() if group.id in plan.path(g.id)}
+            self.expanded |= inside & self.opened
         self._sync()
 
     def collapse(self, scope: str | None = None) -> None:
@@ -309,17 +326,18 @@ class GraphView(View):
     def _state(self) -> str:
         from gradviz.widgets.graph_states import state_of  # noqa: PLC0415
 
-        return state_of(self.full_model.fold_plan(self.fold_limit), self.expanded) if self.collapsible else ""
+        if not self.collapsible:
+            return ""
+        return state_of(self.full_model.fold_plan(self.fold_limit), self.expanded, self.opened)
 
     def _on_state(self, change: dict) -> None:
         """The front end opened or closed a group by itself (a precomputed view): follow it."""
-        from gradviz.widgets.graph_states import TOP  # noqa: PLC0415
+        from gradviz.widgets.graph_states import expanded_in  # noqa: PLC0415
 
         state = change["new"]
         if not state or state == self._state():
             return
-        plan = self.full_model.fold_plan(self.fold_limit)
-        self.expanded = set() if state == TOP else {plan.groups[p].key for p in plan.path(state)}
+        self.expanded = set(expanded_in(self.full_model.fold_plan(self.fold_limit), state, self.opened))
         self.selected = None
         self._sync()
 
@@ -333,7 +351,7 @@ class GraphView(View):
     def _info(self, model: GraphModel | None = None, drawing: Drawing | None = None) -> dict[str, str]:
         if model is None or drawing is None:
             model, drawing = self.model, self.drawing
-        out = {drawing.ids[n]: node_info(node, model) for n, node in model.nodes.items()}
+        out = {drawing.ids[n]: self.describe(node, model) for n, node in model.nodes.items()}
         for key, sid in drawing.ids.items():
             if key.startswith("c:"):
                 out[sid] = f"<b>{esc(key[2:])}</b>: click again to collapse."
