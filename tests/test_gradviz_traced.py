@@ -217,3 +217,17 @@ def test_live_widget_and_static_forms(tmp_path):
     assert "SGD" not in view.expanded and ">SGD<" in view.to_svg()
     assert view.save(tmp_path / "g.svg").read_text().lstrip().startswith("<")
     assert "gradviz-traced" in view._repr_html_()
+
+
+def test_a_box_past_the_pictures_drawn_ahead_says_it_opens_with_a_kernel():
+    from gradviz.widgets.graph_info import OPENS, OPENS_WITH_KERNEL
+
+    view = gv.graph(traced_per_sample_step(12))
+    states = fold_states(view, budget=1)  # nothing but the first picture fits: every box says so
+    boxes = [sid for sid in states["info"] if sid.removeprefix(f"{view.prefix}_") in
+             view.full_model.fold_plan(view.fold_limit).groups]
+    assert boxes and all(OPENS_WITH_KERNEL in states["info"][s] and OPENS not in states["info"][s]
+                         for s in boxes if s not in states["opens"])
+    states = fold_states(view)
+    opened_ahead = [s for s in boxes if s in states["opens"]]
+    assert opened_ahead and all(OPENS in states["info"][s] for s in opened_ahead)

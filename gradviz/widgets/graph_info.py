@@ -21,7 +21,13 @@ from gradviz.render import fmt
 from gradviz.render.array_panel import array_html
 from gradviz.widgets.base import esc, info_table
 
-__all__ = ["node_info"]
+__all__ = ["node_info", "OPENS", "OPENS_WITH_KERNEL"]
+
+OPENS = "<div>Click it to open it.</div>"  # a group's hint, when its opened picture is drawn ahead
+OPENS_WITH_KERNEL = (  # ... and when it is not (past graph_states.VIEWS_BUDGET)
+    "<div>Click it to open it while the notebook's kernel runs: this group is past the pictures drawn "
+    "ahead for a page without a kernel. To see it in a static page, draw a part of "
+    "the graph: <code>gv.graph(an_intermediate_tensor, tape)</code>.</div>")
 
 
 def node_info(n: Node, model: GraphModel) -> str:
@@ -45,7 +51,7 @@ def node_info(n: Node, model: GraphModel) -> str:
         rows = [("holds", esc(n.detail or f"{ops} ops")), ("nodes", f"{len(n.members)} ({ops} ops)")]
         if n.grad_norm is not None:
             rows.append(("‖grad‖ leaving it", esc(fmt.number(n.grad_norm, 4))))
-        return f"<div><b>{esc(n.label)}</b>{info_table(rows)}<div>Click it to open it.</div></div>"
+        return f"<div><b>{esc(n.label)}</b>{info_table(rows)}{OPENS}</div>"
     kind = (
         "Variable"
         if n.variable

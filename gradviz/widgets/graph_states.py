@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradviz.widgets.graph_info import OPENS, OPENS_WITH_KERNEL
+
 __all__ = ["fold_states", "expanded_in", "state_of", "TOP", "VIEWS_BUDGET", "MAX_VIEWS"]
 
 TOP = "top"
@@ -71,6 +73,7 @@ def fold_states(
         queue.extend(c for c in plan.groups[gid].children if c in plan.groups)
     prefix = view.prefix
     opens: dict[str, str] = {}
+
     for state in views:
         if state == TOP:
             continue
@@ -81,6 +84,9 @@ def fold_states(
         opens[f"{prefix}_{gid}"] = gid  # the folded box
         parent = plan.groups[gid].parent
         opens[f"{prefix}_c{gid}"] = TOP if parent is None or plan.groups[parent].key in opened else parent
+    for sid in info:  # a folded box whose opened picture is not drawn ahead says so
+        if sid.removeprefix(f"{prefix}_") in plan.groups and sid not in opens:
+            info[sid] = info[sid].replace(OPENS, OPENS_WITH_KERNEL)
     return {"views": views, "opens": opens, "info": info}
 
 

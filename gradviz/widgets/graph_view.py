@@ -313,7 +313,7 @@ class GraphView(View):
         cls = svg_widget_class()
         w = cls(
             svg="" if state in states["views"] else strip_prolog(self.to_svg()),  # each picture once
-            info={**states["info"], **self._info()},
+            info={**self._info(), **states["info"]},  # (these say which boxes open without a kernel)
             panel=self._panel_head(),
             views=states["views"],
             opens=states["opens"],
