@@ -290,7 +290,7 @@ def test_grid_evaluation_vectorised_or_not():
     summed = lambda v: eg.sum(v * v * eg.constant([1.0, 10.0]))  # noqa: E731  (not vectorisable)
     np.testing.assert_allclose(evaluate_many(summed, pts, np.float32), expected, rtol=1e-6)
     trace = gv.descent(summed, [2.0, 1.0], steps=5)
-    assert trace._grid[2].shape == (60, 60) and np.isfinite(trace._grid[2]).all()
+    assert trace.scene.grid[2].shape == (60, 60) and np.isfinite(trace.scene.grid[2]).all()
 
 
 def test_static_forms_and_save(tmp_path):

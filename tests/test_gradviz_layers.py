@@ -1,6 +1,6 @@
 """gradviz's layers (docs/ARCHITECTURE.md): the model (data built from tapes and optimizers) imports
 neither rendering nor widgets, anywhere in its modules (also inside functions); rendering imports no
-widget."""
+widget; a widget holds its drawing, it does not inherit it (no widget class has a base from render/)."""
 
 from __future__ import annotations
 
@@ -30,3 +30,21 @@ MODULES = sorted(p for layer in FORBIDDEN for p in (ROOT / "gradviz" / layer).gl
 def test_a_layer_imports_nothing_above_it(path):
     bad = [m for m in _imports(path) if m.startswith(FORBIDDEN[path.parent.name])]
     assert not bad, f"gradviz/{path.parent.name}/{path.name} imports {bad}: above its layer"
+
+
+def _render_names(tree: ast.AST) -> set[str]:
+    """The names a module imports from gradviz.render (``from gradviz.render.x import Name``)."""
+    return {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+            and (node.module or "").startswith("gradviz.render") for a in node.names}
+
+
+WIDGETS = sorted((ROOT / "gradviz" / "widgets").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", WIDGETS, ids=lambda p: f"widgets/{p.name}")
+def test_a_widget_holds_its_drawing_rather_than_inheriting_it(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    from_render = _render_names(tree)
+    bad = [(node.name, base.id) for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+           for base in node.bases if isinstance(base, ast.Name) and base.id in from_render]
+    assert not bad, f"gradviz/widgets/{path.name}: {bad} inherit from gradviz.render (hold an instance)"

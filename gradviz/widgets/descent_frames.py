@@ -152,6 +152,11 @@ def _at_momentum(mu: float) -> str:
     return f", momentum {mu:g}"
 
 
+def _has_momentum_slider(view: Any) -> bool:
+    """Whether an optimizer ``view`` offers follows the momentum slider (so the widget has one)."""
+    return any(view.follows_momentum(n) for n in view.optimizers)
+
+
 def _table_open(view: Any, any_shown: bool) -> str:
     """The main table's head, or a hint when no optimizer is shown (the head always past
     `KEYED_BOXES` optimizers: a frame per combination of their checkboxes would be too many)."""
@@ -170,7 +175,7 @@ def panel_parts(view: Any) -> list[str]:
     if view.mode == "1d":
         alone = len(view.selected) == 1 or len(view.optimizers) > KEYED_BOXES
         parts += [rows_html(trace_rows(view, n, lr, steps, mu), at) for n in view.selected if alone]
-    parts += [_at_step(view.step)] + ([_at_momentum(mu)] if view._momentum_attr else [])
+    parts += [_at_step(view.step)] + ([_at_momentum(mu)] if _has_momentum_slider(view) else [])
     parts += [_at_rate(lr), _table_open(view, bool(view.selected))]
     parts += [rows_html(state_rows(view, n, lr, steps, mu), at) for n in view.selected]
     parts.append("</table></div>")
@@ -224,7 +229,7 @@ def _tangents(view: Any, ax: Any, traj: Any, steps: Sequence[int]) -> list[list[
     at = _kept(len(xs), steps)
     xs, losses = xs[at], losses[at]
     grads = np.array([np.nan if g is None else float(g) for g in map(traj.gradient_at, at)])
-    half = 0.16 * (view.xlim[1] - view.xlim[0])
+    half = view.scene.tangent_half
     with np.errstate(all="ignore"):
         ends = np.hstack([_to_svg(ax, xs - half, losses - grads * half),
                           _to_svg(ax, xs + half, losses + grads * half)])
@@ -238,6 +243,7 @@ def descent_frames(view: Any, specs: Sequence[Any], note: str = "") -> Frames:
     optimizer, as `DescentTrace._frame_controls` makes them)."""
     import matplotlib
 
+    from gradviz.render.descent_plots import DescentPlots
     from gradviz.render.plot import palette, svg_text
     from gradviz.widgets.frames import compact_svg, svg_with_layers, themed_svg
 
@@ -260,11 +266,11 @@ def descent_frames(view: Any, specs: Sequence[Any], note: str = "") -> Frames:
         """The momentum selected by the trailing control positions ``at`` (None: not driven)."""
         return moms[at[-1]] if view.follows_momentum(name) else None
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gradviz"}):
-        fig, art, _, _ = view._make_figure()
-        art["vline"].set_visible(False)
+        plots = DescentPlots(view.scene, view.colors(), view.theme)  # the background: no path shown
+        plots.vline.set_visible(False)
         slots = [f"loss{i}" for i in range(len(names))] + ["vline"] + [f"path{i}" for i in range(len(names))]
-        frames.picture = themed_svg(svg_with_layers(compact_svg(svg_text(fig)), slots), colors)
-    ax, axl = art["ax"], art["axl"]
+        frames.picture = themed_svg(svg_with_layers(compact_svg(svg_text(plots.fig)), slots), colors)
+    ax, axl = plots.ax, plots.axl
     halo = f"var(--jp-layout-color0, {colors['background']})"
     for i, name in enumerate(names):
         color = view.colors()[name]
@@ -311,7 +317,7 @@ def descent_frames(view: Any, specs: Sequence[Any], note: str = "") -> Frames:
             deps = shows if keyed else [shows[i]]
             frames.layer(f"trace{i}", "rows", [*deps, *controls(name)], table, reveal="step")
     frames.layer("at step", "html", ["step"], lambda p: _at_step(steps[p]))
-    if view._momentum_attr:
+    if _has_momentum_slider(view):
         frames.layer("at momentum", "html", ["momentum"], lambda m: _at_momentum(moms[m]))
     frames.layer("at rate", "html", ["learning_rate"], lambda r: _at_rate(rates[r]))
     keyed = shows if len(shows) <= KEYED_BOXES else []

@@ -38,7 +38,8 @@ from gradviz.model.descent_runs import (
     run_optimizer,
     standard_optimizers,
 )
-from gradviz.render.descent_plots import DescentPlots
+from gradviz.model.descent_scene import descent_scene, trace_mode
+from gradviz.render.descent_plots import DescentPlots, descent_figure
 from gradviz.widgets.base import Number, Whole
 from gradviz.widgets.descent_frames import MAX_STEPS, momentum_grid, rate_grid, step_grid
 from gradviz.widgets.plot_widget import PlotWidget
@@ -46,8 +47,7 @@ from gradviz.widgets.plot_widget import PlotWidget
 __all__ = ["descent", "DescentTrace"]
 
 
-
-class DescentTrace(DescentPlots, PlotWidget):
+class DescentTrace(PlotWidget):
     """The descent-trace widget; see `descent`. State: ``step``, ``learning_rate``, ``momentum``,
     ``selected``."""
 
@@ -70,15 +70,7 @@ class DescentTrace(DescentPlots, PlotWidget):
         if start_t.dtype.kind != "f":
             start_t = eg.cast(start_t, "float32")
         self.start = start_t.numpy()
-        if self.start.shape == ():
-            self.mode = "1d"
-        elif self.start.shape == (2,):
-            self.mode = "2d"
-        else:
-            raise ValueError(
-                f"descent: start must be a scalar (1-D trace) or a 2-vector (contour plot), got shape "
-                f"{self.start.shape}."
-            )
+        self.mode = trace_mode(self.start)
         self.f = f
         given = factories(optimizers)
         self._makers = dict(given)
@@ -88,13 +80,13 @@ class DescentTrace(DescentPlots, PlotWidget):
         #: the optimizers the momentum slider drives, and the attribute it sets (μ or β₁)
         self._momentum_attr = {n: a for n, make in self._makers.items() if (a := follows_momentum(make))}
         self._cache: dict[tuple[str, float, float | None], Trajectory] = {}
-        self._xlim, self._ylim = xlim, ylim
-        self._fig: Any = None
-        self._art: dict[str, Any] = {}
         self.learning_rate = learning_rate  # checked by _check_learning_rate
         self.momentum = momentum
         self.selected = list(given)
-        self._layout_box()
+        #: the pictures' box, f on a grid there and the loss axis, fixed by the first paths shown
+        self.scene = descent_scene(f, self.start, [self.trajectory(n) for n in self.selected], self.steps,
+                                   xlim=xlim, ylim=ylim)
+        self._plots: DescentPlots | None = None  # the figure the widget's PNG is drawn from (`_draw`)
 
     # ---- state: declared once, checked once ----------------------------------------------------------
     step = Whole(0, where="gv.descent", help="The number of updates shown (0 = the start).")
@@ -134,6 +126,16 @@ class DescentTrace(DescentPlots, PlotWidget):
     def _shown(self, name: str, show: bool) -> tuple[str, ...]:
         """``selected`` with ``name`` shown or not (what its checkbox sets)."""
         return tuple(n for n in self._makers if n in self.selected and n != name or n == name and show)
+
+    @property
+    def xlim(self) -> tuple[float, float]:
+        """The picture's θ range (θ[0] in 2-D)."""
+        return self.scene.xlim
+
+    @property
+    def ylim(self) -> tuple[float, float]:
+        """The picture's f(θ) range (θ[1] in 2-D)."""
+        return self.scene.ylim
 
     @property
     def optimizers(self) -> tuple[str, ...]:
@@ -267,7 +269,19 @@ class DescentTrace(DescentPlots, PlotWidget):
 
         return descent_frames(self, specs, note=_grids_note(specs))
 
-    # ---- the tables ------------------------------------------------------------------------------
+    # ---- the picture and the tables ------------------------------------------------------------------
+    def _shown_runs(self) -> dict[str, Trajectory]:
+        """The run of each optimizer shown, at the sliders' rate and momentum."""
+        return {name: self.trajectory(name) for name in self.selected}
+
+    def _figure(self) -> Any:
+        return descent_figure(self.scene, self.colors(), self.theme, self._shown_runs(), self.step)
+
+    def _draw(self) -> bytes:
+        if self._plots is None:
+            self._plots = DescentPlots(self.scene, self.colors(), self.theme)
+        return self._plots.png(self._shown_runs(), self.step)
+
     def _panel(self) -> str:
         from gradviz.widgets.descent_frames import panel_parts
 
