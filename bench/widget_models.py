@@ -135,10 +135,8 @@ def lesson_recorder(shapes: dict[str, tuple[int, ...]], steps: int) -> Any:
     return rec
 
 
-def per_sample_mlp(samples: int = 72, seed: int = 0) -> tuple[Any, Any]:
-    """One training step's loss of a small MLP written per sample, micrograd style: each of ``samples``
-    2-feature points goes alone through three Dense layers (16, 16, 1), a hinge loss per sample summed
-    with Python's ``sum``, plus an L2 term on every Variable (about 2,000 graph nodes for 72 samples)."""
+def _per_sample_data(samples: int, seed: int) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+    """``samples`` 2-feature points (each its own batch of one), labels ±1, and three Dense layers."""
     import engine as eg  # noqa: PLC0415
 
     rng = np.random.default_rng(seed)
@@ -147,6 +145,16 @@ def per_sample_mlp(samples: int = 72, seed: int = 0) -> tuple[Any, Any]:
     layers = [eg.layers.Dense(16, activation="relu", seed=seed, name="dense_1"),
               eg.layers.Dense(16, activation="relu", seed=seed + 1, name="dense_2"),
               eg.layers.Dense(1, seed=seed + 2, name="dense_3")]
+    return xs, ys, layers
+
+
+def per_sample_mlp(samples: int = 72, seed: int = 0) -> tuple[Any, Any]:
+    """One training step's loss of a small MLP written per sample, micrograd style: each of ``samples``
+    2-feature points goes alone through three Dense layers (16, 16, 1), a hinge loss per sample summed
+    with Python's ``sum``, plus an L2 term on every Variable (about 2,000 graph nodes for 72 samples)."""
+    import engine as eg  # noqa: PLC0415
+
+    xs, ys, layers = _per_sample_data(samples, seed)
     with eg.GradientTape(persistent=True) as tape:
         losses = []
         for x, y in zip(xs, ys):
@@ -192,12 +200,7 @@ def traced_per_sample_step(samples: int = 72, seed: int = 0) -> Any:
     ``eg.Graph`` ``gv.graph`` draws for it (about 6,000 nodes for 72 samples)."""
     import engine as eg  # noqa: PLC0415
 
-    rng = np.random.default_rng(seed)
-    xs = rng.normal(size=(samples, 1, 2)).astype(np.float32)
-    ys = np.where(rng.random(samples) < 0.5, -1.0, 1.0).astype(np.float32)
-    layers = [eg.layers.Dense(16, activation="relu", seed=seed, name="dense_1"),
-              eg.layers.Dense(16, activation="relu", seed=seed + 1, name="dense_2"),
-              eg.layers.Dense(1, seed=seed + 2, name="dense_3")]
+    xs, ys, layers = _per_sample_data(samples, seed)
     opt = eg.optimizers.SGD(0.05)
 
     @eg.function

@@ -5,14 +5,13 @@ It holds the full model, folds it (`GraphModel.fold_plan`), draws each state onc
 a node shows its details. Pictures of the states a click can reach are drawn ahead for pages without
 a kernel (`gradviz.widgets.graph_states`).
 
->>> import engine as eg
->>> from gradviz.model.graph_model import build_model
->>> x = eg.constant(3.0)
+>>> import engine as eg, gradviz as gv
+>>> w = eg.Variable([1.0, 2.0])
 >>> with eg.GradientTape() as tape:
-...     tape.watch(x)
-...     y = x * x
->>> GraphView(build_model(y, tape)).model.nodes.__len__()
-3
+...     loss = eg.sum(w * w)
+>>> view = gv.graph(loss, tape)
+>>> isinstance(view, GraphView), len(view.model.nodes), view.collapsible   # w, Mul, w * w, Sum, loss
+(True, 5, False)
 """
 
 from __future__ import annotations
