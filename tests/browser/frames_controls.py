@@ -80,33 +80,3 @@ def move_every_control(root: Any) -> tuple[list[str], list[str]]:
         if not changed:
             unchanged.append(name)
     return moved, unchanged
-
-
-# Each control's answer: set it, fire its event, force a layout (the widget redraws synchronously).
-_TIMED = """([root, rounds]) => {
-  const out = {};
-  for (const input of root.querySelectorAll('[data-gv-input]')) {
-    const n = input.tagName === "SELECT" ? input.options.length : input.type === "checkbox" ? 2
-            : Number(input.max) + 1;
-    if (n < 2) continue;
-    const times = [];
-    for (let k = 0; k < rounds; k++) {
-      const t0 = performance.now();
-      if (input.type === "checkbox") input.checked = !input.checked;
-      else input.value = String((Number(input.value) + 1) % n);
-      const change = input.tagName === "SELECT" || input.type === "checkbox";
-      input.dispatchEvent(new Event(change ? "change" : "input", { bubbles: true }));
-      document.body.getBoundingClientRect();
-      times.push(performance.now() - t0);
-    }
-    times.sort((a, b) => a - b);
-    out[input.dataset.gvInput] = times[Math.floor(times.length / 2)];
-  }
-  return out;
-}"""
-
-
-def answer_ms(root: Any, rounds: int = 6) -> dict[str, float]:
-    """The median time (ms) each control (range, select, checkbox) of the widget ``root`` takes to
-    answer a move in the page: its frames looked up and drawn, and the page laid out."""
-    return root.page.evaluate(_TIMED, [root.element_handle(), rounds])

@@ -1,9 +1,9 @@
 """Every lesson exported by tools/export_html.py (as `make html` does), opened from disk with no kernel
 and no network: each kernel-free gradviz widget (``[data-gv-widget]``) has every control moved, and
 each move changes the widget's picture or panel; no JavaScript error; each page within its 3 MB
-budget; each control answers in < 50 ms (median of a few moves). Each kernel-free widget is
-screenshotted in a light and a dark page (JupyterLab's theme variables) into
-artifacts/screenshots/export_<lesson>_<kind>_<theme>.png. Every widget of the lessons is kernel-free
+budget. (How fast a control answers is measured by bench/widgets_bench.py; a test asserts no time.)
+Each kernel-free widget is screenshotted in a light and a dark page (JupyterLab's theme variables)
+into artifacts/screenshots/export_<lesson>_<kind>_<theme>.png. Every widget of the lessons is kernel-free
 (gv.descent too); a lesson is exported when its test first needs it (``-k 04`` exports lesson 04 only).
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from browser_helpers import ROOT, SCREENSHOTS
-from frames_controls import answer_ms, move_every_control
+from frames_controls import move_every_control
 
 sys.path.insert(0, str(ROOT / "tools"))
 from page_assets import unavailable  # noqa: E402
@@ -26,7 +26,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 LESSONS = sorted(ROOT.glob("lessons/[0-9][0-9]_*.ipynb"))
 PAGE_BUDGET = 3_000_000  # bytes of one lesson page
-ANSWER_MS = 50  # a control's answer in the page
 LOCAL = ("file:", "data:", "blob:")
 # JupyterLab's dark theme, as far as the widgets read it (the light values are the fallbacks).
 DARK = """:root { --jp-layout-color0: #111111; --jp-layout-color1: #212121; --jp-ui-font-color1: #e6e6e6;
@@ -86,8 +85,6 @@ def test_every_control_of_an_exported_lesson_works_without_a_kernel(browser, sit
             moved, unchanged = move_every_control(root)
             report[f"{kind}#{k}"] = moved
             assert not unchanged, f"{lesson.stem}: {kind}: controls that changed nothing: {unchanged}"
-            slow = {name: ms for name, ms in answer_ms(root).items() if ms >= ANSWER_MS}
-            assert not slow, f"{lesson.stem}: {kind}: controls slower than {ANSWER_MS} ms: {slow}"
             _shoot(page, root, f"export_{lesson.stem[:2]}_{kind}_{k}")
         assert errors == [], f"JavaScript errors: {errors}"
         if descents:  # kernel-free too: every descent widget of the lesson is moved above

@@ -96,8 +96,9 @@ def test_every_control_changes_the_output_without_a_kernel(page):
 
 def test_descent_every_control_without_a_kernel(page):
     """gv.descent's real state (lesson 04's race): every control changes the picture or the panel; the
-    slider's label, the panel and the path agree; each control answers in < 50 ms."""
-    from frames_controls import answer_ms, move_every_control
+    slider's label, the panel and the path agree. (How fast a control answers is measured by
+    bench/widgets_bench.py, not asserted here.)"""
+    from frames_controls import move_every_control
 
     import engine as eg
     import gradviz as gv
@@ -130,9 +131,6 @@ def test_descent_every_control_without_a_kernel(page):
     lines = root.locator(f"[data-gv-layer=path{sgd}] polyline")
     assert lines.count() == 2  # the whole path, faded, and the part up to step 5
     assert lines.nth(1).get_attribute("points").count(",") == 6
-    answers = answer_ms(root, 10)
-    assert set(answers) == {"step", "learning_rate", "momentum"} | boxes
-    assert max(answers.values()) < 50, answers
     assert errors == []
 
 

@@ -213,20 +213,16 @@ def test_every_label_sits_inside_its_node(page, dark, which):
     assert errors == []
 
 
-def test_a_folded_box_opens_and_closes_without_a_kernel_and_fast(page):
+def test_a_folded_box_opens_and_closes_without_a_kernel(page):
+    """(How fast it opens is bench/graph_fold.py's to measure: a test asserts no time.)"""
     view = lab_graphs()["mlp"]
     errors = open_widget(page, view)
     pic = page.locator(".gv-svg")
     assert page.evaluate("() => window.__model.get('state')") == "top"
     layer = view.full_model.fold_plan(view.fold_limit).by_key("dense_1")
     sid = f"{view.prefix}_{layer.id}"
-    ms = page.evaluate("""(sid) => {
-      const t0 = performance.now();
-      const text = document.querySelector(`.gv-svg g[id="${sid}"] text`);
-      text.dispatchEvent(new MouseEvent('click', {bubbles: true}));
-      return performance.now() - t0;
-    }""", sid)
-    assert ms < 50, f"opening a folded box took {ms:.0f} ms"
+    page.evaluate("""(sid) => document.querySelector(`.gv-svg g[id="${sid}"] text`)
+      .dispatchEvent(new MouseEvent('click', {bubbles: true}))""", sid)
     assert page.evaluate("() => window.__model.get('state')") == layer.id
     assert pic.locator("g.cluster").count() >= 1 and "dense_1/kernel" in pic.inner_html()
     assert page.evaluate("() => window.__saves") >= 1  # told to Python when a kernel is there
