@@ -241,6 +241,17 @@ def test_bad_arguments_are_clear_errors(kwargs, error, words):
         gv.descent(half_square, 3.0, **kwargs)
 
 
+def test_given_limits_fix_the_view_in_1d_and_2d():
+    """xlim and ylim are kept as given: θ and f(θ) in 1-D (ylim was ignored there), θ[0] and θ[1] in 2-D;
+    without them the view spans the paths."""
+    one = gv.descent(half_square, 3.0, steps=5, xlim=(-1, 4), ylim=(-2, 20))
+    assert (one.xlim, one.ylim) == ((-1.0, 4.0), (-2.0, 20.0))
+    free = gv.descent(half_square, 3.0, steps=5)
+    assert free.ylim != (-2.0, 20.0) and free.ylim[1] >= half_square(3.0)
+    two = gv.descent(lambda v: 0.5 * (v[0] ** 2 + v[1] ** 2), [3.0, 1.0], steps=5, xlim=(-1, 4), ylim=(-3, 3))
+    assert (two.xlim, two.ylim) == ((-1.0, 4.0), (-3.0, 3.0))
+
+
 def test_the_step_cap_is_exact():
     trace = gv.descent(half_square, 3.0, steps=MAX_STEPS)
     assert len(trace.trajectory().updates) == MAX_STEPS == 1000

@@ -67,7 +67,7 @@ def descent_scene(f: Callable[[Any], Any], start: np.ndarray, runs: Sequence[Tra
                   xlim: tuple[float, float] | None = None,
                   ylim: tuple[float, float] | None = None) -> DescentScene:
     """The scene of ``runs`` (the paths first shown, at least one) of ``f`` from ``start``. ``xlim``
-    fixes the θ axis; ``ylim`` fixes θ[1] in 2-D (in 1-D the f axis always spans the curve)."""
+    fixes the θ axis; ``ylim`` fixes θ[1] in 2-D and the f axis in 1-D (else it spans the curve)."""
     mode = trace_mode(start)
     pts = np.concatenate([t.points.reshape(len(t.points), -1) for t in runs])
     losses = np.concatenate([t.losses for t in runs])
@@ -101,7 +101,7 @@ def descent_scene(f: Callable[[Any], Any], start: np.ndarray, runs: Sequence[Tra
         grid = (xs, Z)
         finite = Z[np.isfinite(Z)]
         lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
-        y0, y1 = nice_box(lo, hi, pad=0.08)
+        y0, y1 = nice_box(lo, hi, pad=0.08) if ylim is None else map(float, ylim)
     return DescentScene(mode, start, int(steps), (x0, x1), (y0, y1), grid, loss_axis_limits(runs))
 
 
