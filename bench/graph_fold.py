@@ -112,7 +112,8 @@ def main() -> int:
         good = r["make_s"] < MAKE_S and r["svg_mb"] < SIZE_MB and r["boxes"] <= BOXES and not (
             r["open_max_ms"] >= OPEN_MS)
         ok &= good
-        print(f"{r['graph']}: {r['nodes']:,} nodes → {r['boxes']} boxes, {r['svg_mb']:.3f} MB SVG, "
+        boxes = f"{r['boxes']} box" + ("es" if r["boxes"] != 1 else "")
+        print(f"{r['graph']}: {r['nodes']:,} nodes → {boxes}, {r['svg_mb']:.3f} MB SVG, "
               f"made in {r['make_s']:.3f} s; widget {r['widget_s']:.2f} s, {r['views']} states drawn ahead, "
               f"state {r['state_mb']:.2f} MB; open a box {r['open_ms']:.1f} ms (slowest "
               f"{r['open_max_ms']:.1f}) {'ok' if good else 'MISSED'}")
