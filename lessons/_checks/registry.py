@@ -20,6 +20,9 @@ class Exercise:
     hint: str
     praise: str = ""
     function: str = ""  # the answer is the learner's function of this name (not its result)
+    #: The course's own answer, beside the registration (never imported by a lesson): the value, or
+    #: for a function exercise the function. The tests and the graded assignments judge it.
+    reference: Any = None
 
 
 #: Every registered exercise, by (lesson, name).
@@ -29,11 +32,14 @@ _NOTHING = object()
 
 
 def register(lesson: str, name: str, *, hint: str, expected: Any = _NOTHING, judge: Judge | None = None,
-             praise: str = "", rtol: float = 1e-4, atol: float = 1e-6, function: str = "") -> None:
+             praise: str = "", rtol: float = 1e-4, atol: float = 1e-6, function: str = "",
+             reference: Any = None) -> None:
     """Add an exercise: give either ``expected`` (a value to compare with) or ``judge``.
 
     ``function``: the answer is a function the learner wrote under this name; anything that is not
     callable gets "pass the function itself" before the judge sees it.
+    ``reference``: the course's own answer (a value, or the function for a function exercise), kept
+    beside the registration for the tests and the graded assignments; the judge must accept it.
     """
     if (expected is _NOTHING) == (judge is None):
         raise ValueError(f"register({lesson!r}, {name!r}): give exactly one of expected= or judge=.")
@@ -42,7 +48,7 @@ def register(lesson: str, name: str, *, hint: str, expected: Any = _NOTHING, jud
         raise ValueError(f"Exercise {name!r} of lesson {lesson!r} is registered twice.")
     if judge is None:
         judge = close_to(expected, rtol=rtol, atol=atol)
-    EXERCISES[key] = Exercise(key[0], key[1], judge, hint.strip(), praise.strip(), function)
+    EXERCISES[key] = Exercise(key[0], key[1], judge, hint.strip(), praise.strip(), function, reference)
 
 
 def evaluate(lesson: str, name: str, answer: Any, *, time_limit: float | None = None) -> tuple[bool, str]:
