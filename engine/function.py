@@ -49,11 +49,12 @@ import numpy as np
 from . import backend, nest
 from . import random as _random
 from . import recording as _rec
+from .captures import Captures, capture_captures, is_plain_object, number_key, object_leaves
 from .dtypes import to_array
 from .graph import Graph, Node
 from .replay import Plan
 from .tensor import Tensor
-from .trace import Tracer, TracingError, user_line
+from .trace import ShapeChanged, Tracer, TracingError, user_line
 
 __all__ = ["function", "Function", "RetracingWarning", "RETRACE_WARNING"]
 
@@ -107,6 +108,9 @@ class Function:
         self._traces: dict[Any, _Concrete] = {}
         self.trace_count = 0
         self._instances: dict[int, tuple[Any, Function]] = {}  # id(obj) → (weakref, bound Function)
+        self._python_runs = 0  # runs of the Python code: traces, and runs inlined into an outer trace
+        # a traced method: its instance's tensor attributes are inputs of every call, like arguments
+        self._owner = python_function.ref if isinstance(python_function, _WeakMethod) else None
         try:
             self._sig: inspect.Signature | None = inspect.signature(python_function)
         except (TypeError, ValueError):
@@ -115,16 +119,39 @@ class Function:
                                  None) if self._sig is not None else "**kwargs"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if _rec.tracer() is not None or _outer_tape_records():
-            return self.python_function(*args, **kwargs)  # inlined into an outer trace / seen by the tape
+        if (outer := _rec.tracer()) is not None:  # inlined into an outer trace
+            return self._run_inlined(outer, args, kwargs)
+        if _outer_tape_records():
+            return self.python_function(*args, **kwargs)  # run eagerly, so that the tape sees the ops
         arguments = self._bind(args, kwargs)
-        key, leaves, names = _signature(arguments, self._var_keyword)
+        key, leaves, names, held = _signature(arguments, self._var_keyword, self._owner)
         concrete = self._traces.get(key)
         if concrete is None:
             if self.trace_count == RETRACE_WARNING:
                 warnings.warn(self._retracing_message(key), RetracingWarning, stacklevel=2)
-            return self._trace(key, arguments, leaves, names, keep_effects=True)[1]
-        return concrete.call(leaves)
+        else:
+            changed = concrete.captures.changed() if concrete.captures.guards else None
+            if changed is None:
+                try:
+                    return concrete.call(leaves)
+                except ShapeChanged as exc:  # nothing was changed by the call: trace it instead
+                    changed = exc.what
+            else:
+                changed = f"{changed} (a value the code reads by name, not an argument)"
+            if self.trace_count == RETRACE_WARNING:
+                warnings.warn(self._retracing_message(key, changed), RetracingWarning, stacklevel=2)
+        return self._trace(key, arguments, leaves, names, held, keep_effects=True)[1]
+
+    def _run_inlined(self, outer: Tracer, args: tuple, kwargs: dict) -> Any:
+        """Run the Python code inside an outer function's trace: its ops become the outer graph's.
+        A Variable it creates is allowed on the first run of this function's code only (whatever
+        calls it), so that a traced function object has one set of Variables."""
+        outer.callers.append((self.name, self._python_runs == 0))
+        self._python_runs += 1
+        try:
+            return self.python_function(*args, **kwargs)
+        finally:
+            outer.callers.pop()
 
     def _bind(self, args: tuple, kwargs: dict) -> dict[str, Any]:
         """The arguments by parameter name, defaults filled in: ``f(a, y=b)`` is ``{"x": a, "y": b}``."""
@@ -144,14 +171,17 @@ class Function:
         bound = inspect.BoundArguments(self._sig, arguments)  # type: ignore[arg-type]
         return self.python_function(*bound.args, **bound.kwargs)
 
-    def _retracing_message(self, key: Any) -> str:
-        """Which argument's part of the signature differs from the last trace's, and what to do."""
+    def _retracing_message(self, key: Any, changed_capture: str | None = None) -> str:
+        """Which argument's part of the signature (or which captured value, or which data-dependent
+        shape) differs from the last trace's, and what to do."""
         (old_args, old_device), (new_args, new_device) = next(reversed(self._traces)), key
         old, new = dict(old_args), dict(new_args)
         changed = [_describe_change(name, old.get(name), new.get(name))
                    for name in list(dict.fromkeys([*old, *new])) if old.get(name) != new.get(name)]
         if old_device != new_device:
             changed.append(f"the current device ({old_device} → {new_device})")
+        if changed_capture is not None:
+            changed.append(changed_capture)
         what = "; ".join(changed) or "the signature"
         return (
             f"eg.function {self.name!r} is tracing for the {RETRACE_WARNING + 1}th time: each new "
@@ -166,10 +196,10 @@ class Function:
         the trace's Variable updates are undone and its random ops draw from copies of their
         generators (initial weights of layers built by the trace are drawn as on a real call)."""
         arguments = self._bind(args, kwargs)
-        key, leaves, names = _signature(arguments, self._var_keyword)
+        key, leaves, names, held = _signature(arguments, self._var_keyword, self._owner)
         concrete = self._traces.get(key)
-        if concrete is None:
-            concrete = self._trace(key, arguments, leaves, names, keep_effects=False)[0]
+        if concrete is None or (concrete.captures.guards and concrete.captures.changed() is not None):
+            concrete = self._trace(key, arguments, leaves, names, held, keep_effects=False)[0]
         return concrete.graph
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
@@ -196,10 +226,13 @@ class Function:
         return [c.graph for c in self._traces.values()]
 
     def _trace(self, key: Any, arguments: dict[str, Any], leaves: list[Any], names: list[str],
-               keep_effects: bool):
-        tracer = Tracer(allow_new_variables=self.trace_count == 0, function_name=self.name,
+               held: set[int], keep_effects: bool):
+        tracer = Tracer(allow_new_variables=self._python_runs == 0, function_name=self.name,
                         dry=not keep_effects)
-        placeholders = iter([_placeholder(tracer, n, leaf, self.name) for n, leaf in zip(names, leaves)])
+        self._python_runs += 1
+        made = [_placeholder(tracer, n, leaf, self.name, k in held)
+                for k, (n, leaf) in enumerate(zip(names, leaves))]
+        placeholders = iter([p for k, p in enumerate(made) if k not in held])  # held ones stay in place
         arguments2 = {k: _replace_leaves(v, placeholders) for k, v in arguments.items()}
         inputs = list(tracer.nodes)
         try:
@@ -215,7 +248,8 @@ class Function:
                                            for n, leaf in zip(out_nodes, flat)])
         graph = Graph(f"{self.name}_{self.trace_count}" if self.trace_count else self.name,
                       tracer.nodes, inputs, template, tracer.variables)
-        concrete = _Concrete(graph, inputs, result, flat, out_nodes, tracer)
+        concrete = _Concrete(graph, inputs, result, flat, out_nodes, tracer,
+                             capture_captures(self.python_function))  # as the trace left them
         self._traces[key] = concrete
         self.trace_count += 1
         return concrete, result
@@ -250,8 +284,9 @@ class _Concrete:
     """One signature's graph and the plan a call runs: every output, every assignment."""
 
     def __init__(self, graph: Graph, inputs: list[Node], result: Any, flat: list[Any],
-                 out_nodes: list[Node | None], tracer: Tracer):
+                 out_nodes: list[Node | None], tracer: Tracer, captures: Captures):
         self.graph = graph
+        self.captures = captures
         fetch = [n for n in out_nodes if n is not None]
         effects = [n for n in graph.nodes if n.stateful]
         self.plan = Plan(graph.nodes, fetch, inputs, effects)
@@ -269,6 +304,7 @@ class _Concrete:
     def call(self, leaves: list[Any]) -> Any:
         arrays = [t._data if isinstance(t, Tensor) else to_array(t, "eg.function") for t in leaves]
         before = [(obj, attr, getattr(obj, attr)) for obj, attr in self.state] if self.state else None
+        randomness = _random._get_state() if self.state is not None else None
         try:
             if self.activate is None:
                 values = self.plan.run(arrays)
@@ -278,6 +314,8 @@ class _Concrete:
         except TracingError:
             for obj, attr, value in before or ():
                 setattr(obj, attr, value)
+            if randomness is not None:
+                _random._set_state(randomness)
             raise
         it, devs = iter(values), iter(self.devices)
         flat = [Tensor._make(next(it), next(devs)) if fetched else _fresh(kept)
@@ -345,17 +383,38 @@ def _outer_tape_records() -> bool:
     return _rec.is_recording()  # a tape of this thread records: run eagerly so that it sees the ops
 
 
-def _signature(arguments: dict[str, Any], var_keyword: str | None) -> tuple[Any, list[Any], list[str]]:
-    """One walk over the bound arguments: a hashable key for them, their tensor (and array) leaves, and
-    each leaf's parameter name (a ``**kwargs`` leaf: its keyword)."""
+def _signature(arguments: dict[str, Any], var_keyword: str | None,
+               owner: weakref.ref | None = None) -> tuple[Any, list[Any], list[str], set[int]]:
+    """One walk over the bound arguments: a hashable key for them, their tensor (and array) leaves,
+    each leaf's parameter name (a ``**kwargs`` leaf: its keyword), and which leaves stay where they are
+    (``held``: a tensor attribute of an argument object, ``b.x``, or of a traced method's instance)."""
     leaves: list[Any] = []
     names: list[str] = []
-    key = tuple((name, _key(value, leaves, names, name, name == var_keyword))
+    held: dict[int, int] = {}  # id(tensor) → its leaf index, for the tensors held by objects
+    key = tuple((name, _key(value, leaves, names, name, name == var_keyword, held))
                 for name, value in arguments.items())
-    return (key, backend.current_device().name), leaves, names
+    if owner is not None and (obj := owner()) is not None:
+        key += (("self", _held_key(obj, leaves, names, "self", held)),)
+    return (key, backend.current_device().name), leaves, names, set(held.values())
 
 
-def _key(v: Any, leaves: list[Any], names: list[str], name: str, by_key: bool = False) -> Any:
+def _held_key(obj: Any, leaves: list[Any], names: list[str], name: str, held: dict[int, int]) -> Any:
+    """The key of an object's tensor attributes (shapes, dtypes, devices; which are one tensor), each
+    appended to the leaves: a replay reads ``b.x`` on every call, as eager code does."""
+    parts = []
+    for path, t in object_leaves(obj, name):
+        if id(t) in held:  # the same tensor at two places: one input (the key says so)
+            parts.append((path, "same as", names[held[id(t)]]))
+            continue
+        held[id(t)] = len(leaves)
+        leaves.append(t)
+        names.append(path)
+        parts.append((path, t._data.shape, t._data.dtype.str, t._device.name))
+    return tuple(parts)
+
+
+def _key(v: Any, leaves: list[Any], names: list[str], name: str, by_key: bool = False,
+         held: dict[int, int] | None = None) -> Any:
     if isinstance(v, Tensor):
         if v._is_variable:
             return ("Variable", v._uid)  # captured by reference, like a Variable used from outside
@@ -367,9 +426,12 @@ def _key(v: Any, leaves: list[Any], names: list[str], name: str, by_key: bool = 
         names.append(name)
         return ("Tensor", v.shape, v.dtype.str, backend.device_of_array(v).name)
     if isinstance(v, dict):
-        return ("dict", tuple((k, _key(x, leaves, names, str(k) if by_key else name)) for k, x in v.items()))
+        return ("dict", tuple((k, _key(x, leaves, names, str(k) if by_key else name, False, held))
+                              for k, x in v.items()))
     if isinstance(v, list | tuple):
-        return (type(v).__name__, tuple(_key(x, leaves, names, name) for x in v))
+        return (type(v).__name__, tuple(_key(x, leaves, names, name, False, held) for x in v))
+    if isinstance(v, float | complex | np.floating | np.complexfloating):
+        return number_key(v)  # -0.0 is not 0.0 (1 / -0.0 is -inf), NaN is NaN
     try:
         hash(v)
     except TypeError:
@@ -378,6 +440,8 @@ def _key(v: Any, leaves: list[Any], names: list[str], name: str, by_key: bool = 
             "hashable, so it cannot be part of a trace's signature. Pass tensors, arrays, or hashable "
             "Python values."
         ) from None
+    if held is not None and is_plain_object(v):
+        return (type(v).__name__, v, _held_key(v, leaves, names, name, held))
     return (type(v).__name__, v)
 
 
@@ -390,11 +454,16 @@ def _describe_change(name: str, old: Any, new: Any) -> str:
                  if a != b]
         return f"{name!r} (a tensor: {', '.join(parts)})"
     if old[0] == new[0] and old[0] not in ("tuple", "list", "dict", "Variable"):
-        return f"{name!r} (a Python {old[0]}: {old[1]!r} → {new[1]!r})"
+        shown = [float.fromhex(k[1]) if isinstance(k[1], str) and k[0] in ("float", "float64", "float32")
+                 else k[1] for k in (old, new)]
+        return f"{name!r} (a Python {old[0]}: {shown[0]!r} → {shown[1]!r})"
     return f"{name!r} ({old[0]} → {new[0]})" if old[0] != new[0] else f"{name!r} (its contents)"
 
 
-def _placeholder(tracer: Tracer, name: str, leaf: Any, function_name: str) -> Tensor:
+def _placeholder(tracer: Tracer, name: str, leaf: Any, function_name: str, held: bool = False) -> Tensor:
+    if held:  # a tensor an argument object holds (b.x): the code reaches it there, so it is the input
+        tracer.add_input(name, leaf)
+        return leaf
     if isinstance(leaf, Tensor):
         t = Tensor._make(leaf._data, leaf._device)
     else:  # an array argument: copied, as an eager op copies it

@@ -204,6 +204,15 @@ def record_read(prim: Any, var: Any, snapshot: Any) -> None:
         current.on_read(var, snapshot)
 
 
+def trace_read(var: Any) -> Any:
+    """``var``'s value taken as a constant (``eg.constant(v)``): a tensor of it; a tracer makes it a
+    read node, so that a replay reads the value then (tapes record nothing: it is a constant)."""
+    snapshot = type(var).__mro__[1]._make(var._data, var._device)
+    if tracing_threads and (current := _local.tracer) is not None:
+        current.on_read(var, snapshot)
+    return snapshot
+
+
 def record_assign(var: Any, op: str, value: Any) -> None:
     """``var.assign(value)`` (or ``assign_add``, ``assign_sub``) is about to run: a tracer makes it a
     graph node (tapes do not record assignments)."""

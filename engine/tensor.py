@@ -240,6 +240,8 @@ def constant(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
         dev = backend.device_of_array(value)
     target = None if dtype is None else as_dtype(dtype, "constant")
     if isinstance(value, Tensor):
+        if value._is_variable and _rec.listening:
+            value = _rec.trace_read(value)  # a trace records a read: a replay reads the value then
         t = value.to(dev) if value._device is not dev else value
         data = t._data
         if target is not None and data.dtype != target:

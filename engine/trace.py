@@ -41,7 +41,7 @@ from . import recording as _rec
 from .graph import Node
 from .tensor import Tensor
 
-__all__ = ["Tracer", "TracingError", "name_scope", "init_scope", "refuse", "user_line"]
+__all__ = ["Tracer", "TracingError", "ShapeChanged", "name_scope", "init_scope", "refuse", "user_line"]
 
 
 class TracingError(RuntimeError):
@@ -56,6 +56,16 @@ class TracingError(RuntimeError):
     ...
     a traced tensor has no value yet
     """
+
+
+class ShapeChanged(TracingError):
+    """A replay stopped: an op whose output shape depends on values (``x[x > 0]``) made a shape other
+    than the traced one. `eg.function` catches it and traces the call again (``what`` says which op).
+    """
+
+    def __init__(self, message: str, what: str):
+        super().__init__(message)
+        self.what = what
 
 
 @contextlib.contextmanager
@@ -136,6 +146,8 @@ class Tracer:
         self.last_write: dict[int, Node] = {}  # Variable (or optimizer) id → its last assignment
         self.reads_since: dict[int, list[Node]] = {}  # Variable id → reads since that assignment
         self.allow_new_variables = allow_new_variables
+        # eg.functions whose Python code runs inlined in this trace, innermost last: (name, first run?)
+        self.callers: list[tuple[str, bool]] = []
         self.function_name = function_name
         self.dry = dry  # `Function.get_graph`: random ops draw from copies of their generators
         self.optimizers: list[Any] = []  # the optimizers whose steps the graph takes
@@ -240,7 +252,7 @@ class Tracer:
             fn = functools.partial(prim.forward, xp, **params)
         node = self._add(prim.op_type, prim.op_type, "op", y, inputs=ins, fn=fn, primitive=prim,
                          params=params)
-        if lifted and prim.shape_depends_on_values(params):
+        if prim.shape_depends_on_values(params):
             node.fn = _shape_guard(node.fn, node, self.function_name)
 
     def on_read(self, var: Any, snapshot: Any) -> Node:
@@ -290,6 +302,16 @@ class Tracer:
                     self.last_write[slot._uid] = node
 
     def on_new_variable(self, var_name: str | None) -> None:
+        later = [name for name, first in self.callers if not first]
+        if later:
+            raise ValueError(
+                f"eg.function {later[-1]!r} created a Variable ({var_name or 'unnamed'}) on a later run "
+                f"of its Python code (here inlined into the trace of eg.function {self.function_name!r}). "
+                "A traced function's Variables are made once, on the first run of its code, whatever "
+                "calls it (TensorFlow's rule), so that every caller uses the same ones: create them "
+                "outside the function, or only when missing (if self.v is None: self.v = "
+                f"eg.Variable(...)).{user_line()}"
+            )
         if not self.allow_new_variables:
             raise ValueError(
                 f"eg.function {self.function_name!r} created a Variable ({var_name or 'unnamed'}) on a "
@@ -419,18 +441,16 @@ def _with_lifted(forward: Callable, xp: Any, n_inputs: int, params: dict) -> Cal
 
 def _shape_guard(fn: Callable, node: Node, function_name: str) -> Callable:
     """``fn``, checking that its output has the traced shape: a boolean mask selects as many elements
-    as it has True values, and the graph's later ops were traced for the first call's count."""
+    as it has True values, and the graph's later ops were traced for the first call's count. Another
+    shape stops the replay (`ShapeChanged`; the call's writes are undone) and `eg.function` traces the
+    call again, counted in ``trace_count`` like any retrace."""
     def guarded(*arrays: Any) -> Any:
         out = fn(*arrays)
         if tuple(out.shape) != node.shape:
-            raise TracingError(
-                f"eg.function {function_name!r}: the boolean mask of {node.name!r} selected shape "
-                f"{tuple(out.shape)} on this call but {node.shape} when the function was traced; the "
-                "graph's later ops (their gradients too) were built for the traced shape. Nothing was "
-                "changed by this call. Keep shapes fixed inside eg.function: eg.where(mask, x, 0.0) keeps "
-                "x's shape (sum it, or divide by eg.sum(eg.cast(mask, x.dtype)) for a mean)."
-                f"{user_line()}"
-            )
+            what = (f"the shape that the boolean mask of {node.name!r} selects ({node.shape} → "
+                    f"{tuple(out.shape)}): a data-dependent shape; eg.where(mask, x, 0.0) keeps x's shape "
+                    "(sum it, or divide by eg.sum(eg.cast(mask, x.dtype)) for a mean)")
+            raise ShapeChanged(f"eg.function {function_name!r}: {what}.", what)
         return out
 
     return guarded
