@@ -12,7 +12,9 @@ tracing. Variables are captured by reference: their current values are read, and
 no fixed value: ``bool(t)``, ``t.numpy()`` and ``t.item()`` raise `eg.TracingError`; use
 ``eg.where`` for choices, or pass Python values as arguments (each new value traces again).
 Arguments are bound to ``f``'s parameters first (defaults filled in), so ``f(a, b)`` and ``f(x=a, y=b)``
-are one trace; NumPy arrays are copied on the way in, as eager ops copy them. Results may be any nest
+are one trace; NumPy arrays are copied on the way in, as eager ops copy them. Values ``f`` reads that are
+not arguments are read live, fed as inputs or checked before each replay (see `function` and
+`engine.captures`). Results may be any nest
 (list, tuple, dict, namedtuple) of tensors, Variables (returned themselves, by reference), ``None`` and
 Python values. Called while a `GradientTape` outside it records, the function runs eagerly so the tape
 sees its ops.
@@ -80,10 +82,33 @@ def function(f: Callable | None = None, *, name: str | None = None) -> Any:
     """Trace ``f`` into a graph on its first call per signature and replay it afterwards (also a
     decorator: ``@eg.function`` or ``@eg.function(name="train_step")``).
 
+    What ``f`` reads that is not an argument is never frozen (`engine.captures`):
+
+    - a Variable (also through ``eg.constant(v)``) is read when the graph runs;
+    - a tensor held by an argument object (``b.x``, or ``self.w`` in a traced method) is an input of
+      the call, like a tensor argument (its shape, dtype and device are part of the signature);
+    - a closure variable or a global that ``f``'s code (or a plain function it calls) reads and that
+      holds data (a tensor, a Variable, a NumPy array, a number, a list/tuple/dict of tensors) is
+      compared before each replay: rebound or changed in place, ``f`` traces again (``trace_count``
+      counts it; a function that keeps tracing warns). To change a value on every call without
+      tracing again, pass it as an argument (a tensor) or keep it in a Variable.
+
+    Variables ``f`` creates are created once, on the first run of its code, whether that run is a
+    call or is inlined into another traced function; creating more on a later run is a
+    ``ValueError``. An op whose result shape depends on values (``x[x > 0]``) traces again when a
+    call gives another shape; ``f(x, 0.0)`` and ``f(x, -0.0)`` are two traces.
+
     >>> import engine as eg
     >>> f = eg.function(lambda x: eg.exp(x))
     >>> [float(f(eg.constant(v))) for v in (0.0, 1.0)], f.trace_count
     ([1.0, 2.7182819843292236], 1)
+    >>> k = eg.constant(2.0)
+    >>> g = eg.function(lambda x: x * k)
+    >>> float(g(eg.constant(1.0)))
+    2.0
+    >>> k = eg.constant(10.0)        # the captured name is rebound: g traces again
+    >>> float(g(eg.constant(1.0))), g.trace_count
+    (10.0, 2)
     """
     if f is None:
         return lambda g: Function(g, name=name)
@@ -435,6 +460,8 @@ def _key(v: Any, leaves: list[Any], names: list[str], name: str, by_key: bool = 
     try:
         hash(v)
     except TypeError:
+        if held is not None and is_plain_object(v):  # (a dataclass, a SimpleNamespace): by identity
+            return (type(v).__name__, _ById(v), _held_key(v, leaves, names, name, held))
         raise TypeError(
             f"eg.function: the argument {name!r} of type {type(v).__name__} is neither a tensor nor "
             "hashable, so it cannot be part of a trace's signature. Pass tensors, arrays, or hashable "
@@ -443,6 +470,25 @@ def _key(v: Any, leaves: list[Any], names: list[str], name: str, by_key: bool = 
     if held is not None and is_plain_object(v):
         return (type(v).__name__, v, _held_key(v, leaves, names, name, held))
     return (type(v).__name__, v)
+
+
+class _ById:
+    """An unhashable argument object in a signature key: equal only to itself (kept alive by the key,
+    as a hashable argument is)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any):
+        self.obj = obj
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _ById) and other.obj is self.obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __repr__(self) -> str:
+        return f"<{type(self.obj).__name__} object at {id(self.obj):#x}>"
 
 
 def _describe_change(name: str, old: Any, new: Any) -> str:

@@ -316,8 +316,9 @@ class Tracer:
             raise ValueError(
                 f"eg.function {self.function_name!r} created a Variable ({var_name or 'unnamed'}) on a "
                 "later trace. Variables may be created only on the first call of a traced function "
-                "(a layer builds its weights there, an optimizer its slots): create them outside the "
-                f"function, or make sure the first call creates all of them.{user_line()}"
+                "(a layer builds its weights there, an optimizer its slots), whatever calls it: create "
+                "them outside the function, or only when missing (if self.v is None: self.v = "
+                f"eg.Variable(...)), so that the first run creates all of them.{user_line()}"
             )
 
     def _write(self, key: int, base: str, op: str, var: Any, **fields: Any) -> Node:

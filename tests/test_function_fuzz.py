@@ -6,13 +6,20 @@ A program is a list of steps drawn by Hypothesis over the engine's public ops: i
 NumPy indices and with masks, `where`, reductions, `eg.constant` / `convert_to_tensor` of intermediate
 values, Variables read and assigned, clipping with a tensor norm, seeded dropout with a float or a tensor
 rate, a nested `eg.function`, tapes with first and second derivatives inside, and an optimizer step whose
-learning rate is a float, a Variable or a schedule. The same program is called with a random call style
+learning rate is a float, a Variable or a schedule; and the values a trace reads that are not arguments
+(issue 28): closure variables and a global (a tensor, a Variable, a NumPy array changed in place, a Python
+float) rebound between calls, an argument object carrying tensors (``box.x``, ``box.inner.y``) reassigned
+between calls, a nested `eg.function` that creates its Variable on its first run (then also called
+directly), a boolean mask whose count changes between calls, and a float argument that is ``0.0`` or
+``-0.0``. The same program is called with a random call style
 (positional, keyword, defaults left out), a NumPy array argument (changed by the caller after each call)
 and Python values; it returns a nest with tensors, a Variable, None and Python values.
 
 Each example builds two copies of the program's state (Variables, optimizer), runs one eagerly and one
 traced for CALLS calls, compares results, Variables, optimizer slots and counts after every call, then
-compares every kept result again at the end (a later call must not change an earlier result). Replay runs
+compares every kept result again at the end (a later call must not change an earlier result). Programs
+that rebind captures, select data-dependent shapes or pass ``-0.0`` trace again (that is the rule); the
+others trace once per call style. Replay runs
 the very array functions eager ran, in the same order, so values must be equal bit for bit.
 
 Programs run on every device of the session (cpu:0, and gpu:0 / gpu:1 of the fake CuPy or real GPUs).
@@ -24,6 +31,7 @@ Shrunk failures are kept as plain tests at the end of this file.
 from __future__ import annotations
 
 import os
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -62,7 +70,15 @@ STEP = st.one_of(
     st.tuples(st.just("inner"), _i),  # a nested eg.function
     st.tuples(st.just("grad"), _i),  # d sum(x² v) / d(x, v) inside the function
     st.tuples(st.just("grad2"), _i),  # a second derivative through nested tapes
+    st.tuples(st.just("closure"), _i, st.sampled_from(["tensor", "variable", "numpy", "float"])),
+    st.tuples(st.just("global"), _i),  # x * FUZZ_GLOBAL, a module global rebound between calls
+    st.tuples(st.just("box"), _i),  # x * box.x + box.inner.y, box an argument object, reassigned
+    st.tuples(st.just("inner_var"), _i),  # a nested eg.function making its Variable on its first run
+    st.tuples(st.just("data_mask"), _i, _i),  # sum(x[x > 0]) * y: the count changes between calls
+    st.tuples(st.just("signed_zero"), _i),  # clip(min(x, 1 / zero), -2, ...), zero is 0.0 or -0.0
 )
+RETRACING = ("closure", "global", "data_mask", "signed_zero")  # kinds whose programs may trace again
+FUZZ_GLOBAL = np.float32(1.0)  # the global the "global" step reads (the harness rebinds it)
 PROGRAM = st.fixed_dictionaries({
     "steps": st.lists(STEP, min_size=1, max_size=10),
     "optimizer": st.sampled_from([None, "SGD", "Momentum", "Adam", "RMSProp", "Adagrad"]),
@@ -80,6 +96,8 @@ class State:
 
     def __init__(self, program: dict, seed: int):
         rng = np.random.default_rng(seed)
+        self.holder = SimpleNamespace(v=None)  # the nested function's Variable, made on its first run
+        self.box = SimpleNamespace(x=eg.constant(np.float32(1.0)), inner=SimpleNamespace(y=eg.constant(0.0)))
         self.v = eg.Variable(rng.uniform(-1, 1, N).astype(np.float32), name="v")
         self.lr_var = eg.Variable(0.1, name="lr")
         lr = {"float": 0.1, "variable": self.lr_var,
@@ -89,6 +107,8 @@ class State:
 
     def snapshot(self) -> list[np.ndarray]:
         out = [self.v.numpy(), self.lr_var.numpy()]
+        if self.holder.v is not None:
+            out.append(self.holder.v.numpy())
         if self.opt is not None:
             out.append(np.float64(self.opt.iterations))
             out += [s.numpy() for s in self.opt.slots(self.v).values()]
@@ -97,16 +117,33 @@ class State:
 
 def make_program(program: dict, state: State, traced: bool):
     """The program as a Python function of its arguments (the same code for both paths; ``traced``
-    only decides whether the nested function is itself an `eg.function`)."""
+    only decides whether the nested functions are themselves `eg.function`s), the nested function
+    that makes a Variable, and ``rebind(value)``, which rebinds the program's closure variables."""
     steps = program["steps"]
     v = state.v
+    k_tensor, k_variable = eg.constant(np.float32(1.0)), eg.Variable(1.0, name="k")
+    k_numpy, k_float = np.ones(N, dtype=np.float32), 1.0
 
     def inner_py(t):
         return eg.tanh(t) * 2.0 + 1.0
 
-    inner = eg.function(inner_py) if traced else inner_py
+    def inner_var_py(t):
+        if state.holder.v is None:
+            state.holder.v = eg.Variable(np.full(N, 0.5, dtype=np.float32), name="inner_v")
+        state.holder.v.assign_add(eg.tanh(t) * 0.01)
+        return t * state.holder.v
 
-    def run(a, b, idx, mask, order, c=None, scale=1.0, rate=None):
+    inner = eg.function(inner_py) if traced else inner_py
+    inner_var = eg.function(inner_var_py) if traced else inner_var_py
+
+    def rebind(value: float) -> None:
+        nonlocal k_tensor, k_variable, k_float
+        k_tensor = eg.constant(np.float32(value))
+        k_variable = eg.Variable(value, name="k")
+        k_numpy[:] = value  # changed in place
+        k_float = value
+
+    def run(a, b, idx, mask, order, c=None, scale=1.0, rate=None, box=None, zero=0.0):
         c = eg.constant(0.75) if c is None else c
         vals = [a, b, v.value()]
         grads = None
@@ -161,6 +198,22 @@ def make_program(program: dict, state: State, traced: bool):
                 vals.append(eg.nn.dropout(pick(step[1]), the_rate, seed=step[2]))
             elif kind == "inner":
                 vals.append(inner(pick(step[1])))
+            elif kind == "closure":
+                x = pick(step[1])
+                k = {"tensor": k_tensor, "variable": k_variable, "numpy": k_numpy, "float": k_float}[step[2]]
+                vals.append(x * k)
+            elif kind == "global":
+                vals.append(pick(step[1]) * FUZZ_GLOBAL)
+            elif kind == "box":
+                vals.append(pick(step[1]) * box.x + box.inner.y)
+            elif kind == "inner_var":
+                vals.append(inner_var(pick(step[1])))
+            elif kind == "data_mask":
+                x = pick(step[1])
+                vals.append(eg.sum(x[x > 0]) * pick(step[2]))
+            elif kind == "signed_zero":
+                x = pick(step[1])
+                vals.append(eg.maximum(eg.minimum(x, eg.ones_like(x) / zero), -2.0))
             elif kind == "grad":
                 x = pick(step[1])
                 with eg.GradientTape() as tape:
@@ -188,7 +241,7 @@ def make_program(program: dict, state: State, traced: bool):
                 state.opt.apply_gradients([(gv, v)])
         return out, {"grads": grads, "v": v, "nothing": None}, "done", len(steps)
 
-    return run
+    return run, inner_var, rebind
 
 
 def _arguments(rng: np.random.Generator) -> dict:
@@ -203,16 +256,22 @@ def _arguments(rng: np.random.Generator) -> dict:
         "order": rng.permutation(N).astype(np.int64),
         "c": eg.constant(np.float32(rng.uniform(0.2, 2.0))),
         "rate": eg.constant(np.float32(rng.choice([0.25, 0.5]))),
+        "zero": float(rng.choice([0.0, -0.0])),
+        "box_x": np.float32(rng.uniform(-2, 2)),
+        "box_y": rng.uniform(-1, 1, N).astype(np.float32),
+        "captured": float(rng.choice([0.5, 1.5, -1.0])),
     }
 
 
-def _call(f, args: dict, style: str, scale):
+def _call(f, args: dict, style: str, scale, box):
     names = ["a", "b", "idx", "mask", "order"]
     if style == "positional":
-        return f(*[args[n] for n in names], args["c"], scale, args["rate"])
+        return f(*[args[n] for n in names], args["c"], scale, args["rate"], box, args["zero"])
     if style == "keyword":
-        return f(**{n: args[n] for n in names}, c=args["c"], scale=scale, rate=args["rate"])
-    return f(*[args[n] for n in names], c=args["c"], scale=scale)  # rate left to its default (None)
+        return f(**{n: args[n] for n in names}, c=args["c"], scale=scale, rate=args["rate"], box=box,
+                 zero=args["zero"])
+    # rate left to its default (None)
+    return f(*[args[n] for n in names], c=args["c"], scale=scale, box=box, zero=args["zero"])
 
 
 def _flatten(result) -> list:
@@ -251,32 +310,54 @@ def check_program(program: dict) -> None:
 
 
 def _check_program(program: dict) -> None:
+    global FUZZ_GLOBAL
     eager_state, traced_state = State(program, program["seed"]), State(program, program["seed"])
-    eager = make_program(program, eager_state, traced=False)
-    traced = eg.function(make_program(program, traced_state, traced=True))
+    eager, eager_inner, eager_rebind = make_program(program, eager_state, traced=False)
+    traced_py, traced_inner, traced_rebind = make_program(program, traced_state, traced=True)
+    traced = eg.function(traced_py)
     rng = np.random.default_rng(program["seed"])
     kept_eager, kept_traced, snapshots = [], [], []
+    kinds = {step[0] for step in program["steps"]}
     for call, style in enumerate(program["styles"]):
         args = _arguments(rng)
+        if "signed_zero" not in kinds:  # the sign of a zero is part of the signature
+            args["zero"] = 0.0
         lr = np.float32(0.1 * (call + 1))  # a Variable learning rate changes between calls
         eager_state.lr_var.assign(lr)
         traced_state.lr_var.assign(lr)
+        # captures change between calls: closures rebound, an array changed in place, a global (only in
+        # programs that read them: the code names every closure variable, so a rebinding traces again)
+        if call and kinds & {"closure", "global"}:
+            eager_rebind(args["captured"])
+            traced_rebind(args["captured"])
+            FUZZ_GLOBAL = np.float32(args["captured"] * 2)
+        for state in (eager_state, traced_state):  # the same argument object, its tensors reassigned
+            state.box.x = eg.constant(args["box_x"])
+            state.box.inner.y = eg.constant(args["box_y"])
         order = args["order"]
-        r_eager = _call(eager, {**args, "order": order.copy()}, style, program["scale"])
-        r_traced = _call(traced, args, style, program["scale"])
+        r_eager = _call(eager, {**args, "order": order.copy()}, style, program["scale"], eager_state.box)
+        r_traced = _call(traced, args, style, program["scale"], traced_state.box)
         order[:] = 0  # the caller changes its array after the call: no result may change
         flat_e, flat_t = _flatten(r_eager), _flatten(r_traced)
         _same(flat_e, flat_t, f"call {call} ({style})")
         assert r_traced[1]["v"] is traced_state.v
         _same([("tensor", np.asarray(s)) for s in eager_state.snapshot()],
               [("tensor", np.asarray(s)) for s in traced_state.snapshot()], f"state after call {call}")
+        if eager_state.holder.v is not None:  # the nested function called directly uses the same Variable
+            _same(_flatten(eager_inner(args["a"])), _flatten(traced_inner(args["a"])), f"inner after {call}")
+            _same([("tensor", eager_state.holder.v.numpy())], [("tensor", traced_state.holder.v.numpy())],
+                  f"the nested function's Variable after call {call}")
         kept_eager.append(r_eager)
         kept_traced.append(r_traced)
         snapshots.append(flat_t)
     # positional and keyword calls bind to the same parameters: one trace; leaving the rate out
-    # (None instead of a tensor) is another signature
+    # (None instead of a tensor) is another signature; rebound captures, changed data-dependent
+    # shapes and a zero's sign trace again (at most once per call)
     want = len({style == "defaults" for style in program["styles"]})
-    assert traced.trace_count == want, f"{traced.trace_count} traces for styles {program['styles']}"
+    if any(step[0] in RETRACING for step in program["steps"]):
+        assert want <= traced.trace_count <= CALLS, f"{traced.trace_count} traces"
+    else:
+        assert traced.trace_count == want, f"{traced.trace_count} traces for styles {program['styles']}"
     for call, (e, t, snap) in enumerate(zip(kept_eager, kept_traced, snapshots)):
         _same(_flatten(t), snap, f"kept result of call {call}, after later calls")
         _same(_flatten(e), _flatten(t), f"kept results of call {call}")
