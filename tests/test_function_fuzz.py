@@ -392,6 +392,20 @@ def _shrunk(steps, optimizer=None, lr="float", styles=("positional",) * CALLS, s
     _shrunk([("read", 0)], optimizer="SGD", lr="variable"),
     # None and the Variable in the result
     _shrunk([("assign", 1)], optimizer="Adam", lr="schedule"),
+    # issue 28: an argument object carrying tensors (unhashable: it was refused; hashable: replayed
+    # the first call's box.x)
+    _shrunk([("box", 0)]),
+    # issue 28: closure captures rebound / changed in place between calls replayed the first value
+    _shrunk([("closure", 0, "tensor")]),
+    _shrunk([("closure", 0, "variable")], optimizer="SGD"),
+    _shrunk([("closure", 0, "numpy")]),
+    _shrunk([("closure", 0, "float")]),
+    _shrunk([("global", 0)]),
+    # issue 28: a nested function making its Variable, then called directly (a second Variable)
+    _shrunk([("inner_var", 0), ("inner_var", 3)], optimizer="Momentum"),
+    # issue 28: a mask whose count changes failed on a later call; -0.0 shared 0.0's trace
+    _shrunk([("data_mask", 0, 1)], optimizer="Adam"),
+    _shrunk([("signed_zero", 0)], seed=1),
 ], ids=lambda p: ",".join(s[0] for s in p["steps"]) + f"-{p['optimizer']}-{p['lr']}")
 def test_shrunk_programs(program):
     check_program(program)
