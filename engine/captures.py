@@ -10,6 +10,8 @@ runs, or checked before the replay. The rule, decided here for every kind of cap
 - a tensor that is an attribute of an argument object (``b.x``, also nested ``b.inner.x``, and of the
   instance of a traced method): part of the call's inputs, like a tensor argument; its shape, dtype
   and device are part of the signature (`object_leaves`);
+- a tensor the trace captured from an attribute of an object in a closure variable or global
+  (``cfg.k``): that attribute is checked before each replay (another tensor: traced again);
 - a closure variable or a global the code names (also those of the plain Python functions it calls)
   that holds data: a tensor, a Variable, a NumPy array, a Python number, or a list/tuple/dict of them.
   After each trace its value is remembered (`Captures`); before each replay it is compared (tensors
@@ -132,12 +134,47 @@ def _snapshot(v: Any, depth: int = 0) -> Any:
     return ("any",)
 
 
+def _captured_paths(obj: Any, outside: dict[int, Any], steps: tuple = (), depth: int = 0) -> list[tuple]:
+    """The attribute (and item) paths inside ``obj`` to tensors the trace captured as constants (their
+    arrays are ``outside``), each with the tensor: ``[((("attr", "k"),), tensor)]`` for ``cfg.k``."""
+    out: list[tuple] = []
+    if depth >= _DEPTH:
+        return out
+    if isinstance(obj, dict):
+        items: Any = ((("item", k), v) for k, v in obj.items())
+    elif isinstance(obj, list | tuple):
+        items = ((("item", i), v) for i, v in enumerate(obj))
+    elif is_plain_object(obj):
+        items = ((("attr", k), v) for k, v in vars(obj).items())
+    else:
+        return out
+    for step, v in items:
+        if isinstance(v, Tensor):
+            if not v._is_variable and outside.get(id(v._data)) is v._data:
+                out.append(((*steps, step), v))
+        elif isinstance(v, dict | list | tuple) or is_plain_object(v):
+            out += _captured_paths(v, outside, (*steps, step), depth + 1)
+    return out
+
+
+def _follow(obj: Any, steps: tuple) -> Any:
+    """The value at ``steps`` inside ``obj`` now, or _MISSING."""
+    try:
+        for kind, key in steps:
+            obj = getattr(obj, key) if kind == "attr" else obj[key]
+    except (AttributeError, LookupError, TypeError):
+        return _MISSING
+    return obj
+
+
 def _unchanged(snap: Any, v: Any) -> bool:
     """Whether ``v`` still is what `_snapshot` saw. A list or dict may have grown (entries appended
     by the code as it traced); the entries seen must be unchanged."""
     kind = snap[0]
     if kind == "any":
         return True
+    if kind == "paths":  # an object whose attributes' tensors the trace captured: still those tensors
+        return v is snap[1] and all(_follow(v, steps) is t for steps, t in snap[2])
     if kind == "is":
         return v is snap[1]
     if kind == "array":
@@ -245,9 +282,10 @@ class Captures:
         return None
 
 
-def capture_captures(fn: Callable) -> Captures:
+def capture_captures(fn: Callable, outside: dict[int, Any] | None = None) -> Captures:
     """The closure variables and globals holding data that ``fn`` (and the plain functions it names)
-    may read, with their values now."""
+    may read, with their values now; and for an object among them (``cfg``), the attributes whose
+    tensors the trace captured (``outside``: their arrays by id), so that ``cfg.k = ...`` is seen."""
     places: list[tuple[str, Any, str]] = []
     _places(fn, 0, set(), places)
     guards, done = [], set()
@@ -258,4 +296,8 @@ def capture_captures(fn: Callable) -> Captures:
         v = _read(place, name)
         if v is not _MISSING and _is_data(v):
             guards.append((label, place, name, _snapshot(v)))
+        elif outside and v is not _MISSING and is_plain_object(v):
+            paths = _captured_paths(v, outside)
+            if paths:
+                guards.append((f"{label} (its tensor attributes)", place, name, ("paths", v, paths)))
     return Captures(guards)

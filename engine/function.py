@@ -90,7 +90,8 @@ def function(f: Callable | None = None, *, name: str | None = None) -> Any:
     - a closure variable or a global that ``f``'s code (or a plain function it calls) reads and that
       holds data (a tensor, a Variable, a NumPy array, a number, a list/tuple/dict of tensors) is
       compared before each replay: rebound or changed in place, ``f`` traces again (``trace_count``
-      counts it; a function that keeps tracing warns). To change a value on every call without
+      counts it; a function that keeps tracing warns); so is a tensor the trace took from an attribute
+      of an object held there (``cfg.k``). To change a value on every call without
       tracing again, pass it as an argument (a tensor) or keep it in a Variable.
 
     Variables ``f`` creates are created once, on the first run of its code, whether that run is a
@@ -274,7 +275,7 @@ class Function:
         graph = Graph(f"{self.name}_{self.trace_count}" if self.trace_count else self.name,
                       tracer.nodes, inputs, template, tracer.variables)
         concrete = _Concrete(graph, inputs, result, flat, out_nodes, tracer,
-                             capture_captures(self.python_function))  # as the trace left them
+                             capture_captures(self.python_function, tracer.outside))  # as the trace left them
         self._traces[key] = concrete
         self.trace_count += 1
         return concrete, result

@@ -153,6 +153,9 @@ class Tracer:
         self.optimizers: list[Any] = []  # the optimizers whose steps the graph takes
         self.saved: list[tuple[Any, str, Any]] = []  # (object, attribute, value before the trace changed it)
         self._saved_keys: set[tuple[int, str]] = set()
+        # id(array) → array, for the tensors made outside the function that became constants: where
+        # they came from (an attribute of an object in a closure) is checked before each replay
+        self.outside: dict[int, Any] = {}
 
     def save(self, obj: Any, attr: str) -> None:
         """Remember ``obj.attr`` before its first change, so `Function.get_graph` can undo the trace's
@@ -223,6 +226,7 @@ class Tracer:
             node = self.traced_node_of_array(t._data)
             if node is None:
                 node = self.const(t._data, t.device)
+                self.outside[id(t._data)] = t._data
             self.node_of[t._uid] = node
         return node
 

@@ -249,3 +249,13 @@ def test_a_signed_zero_argument_is_its_own_trace():
     assert float(f(ONE, -0.0)) == -np.inf and f.trace_count == 2
     assert float(f(ONE, float("nan"))) != float(f(ONE, float("nan")))  # NaN: one trace, not one per call
     assert f.trace_count == 3
+
+
+def test_a_tensor_attribute_of_a_captured_object_is_checked():
+    cfg = SimpleNamespace(k=eg.constant(2.0), log=[])
+    f = eg.function(lambda x: x * cfg.k)
+    assert float(f(ONE)) == 2.0
+    cfg.log.append(eg.constant(0.0))  # an attribute the trace did not read: no new trace
+    assert float(f(ONE)) == 2.0 and f.trace_count == 1
+    cfg.k = eg.constant(10.0)
+    assert float(f(ONE)) == 10.0 and f.trace_count == 2

@@ -70,7 +70,7 @@ STEP = st.one_of(
     st.tuples(st.just("inner"), _i),  # a nested eg.function
     st.tuples(st.just("grad"), _i),  # d sum(x² v) / d(x, v) inside the function
     st.tuples(st.just("grad2"), _i),  # a second derivative through nested tapes
-    st.tuples(st.just("closure"), _i, st.sampled_from(["tensor", "variable", "numpy", "float"])),
+    st.tuples(st.just("closure"), _i, st.sampled_from(["tensor", "variable", "numpy", "float", "attribute"])),
     st.tuples(st.just("global"), _i),  # x * FUZZ_GLOBAL, a module global rebound between calls
     st.tuples(st.just("box"), _i),  # x * box.x + box.inner.y, box an argument object, reassigned
     st.tuples(st.just("inner_var"), _i),  # a nested eg.function making its Variable on its first run
@@ -123,6 +123,7 @@ def make_program(program: dict, state: State, traced: bool):
     v = state.v
     k_tensor, k_variable = eg.constant(np.float32(1.0)), eg.Variable(1.0, name="k")
     k_numpy, k_float = np.ones(N, dtype=np.float32), 1.0
+    k_object = SimpleNamespace(k=eg.constant(np.float32(1.0)), calls=0)
 
     def inner_py(t):
         return eg.tanh(t) * 2.0 + 1.0
@@ -142,6 +143,8 @@ def make_program(program: dict, state: State, traced: bool):
         k_variable = eg.Variable(value, name="k")
         k_numpy[:] = value  # changed in place
         k_float = value
+        k_object.k = eg.constant(np.float32(-value))  # an attribute of a captured object, reassigned
+        k_object.calls += 1  # a counter the code does not read: no new trace
 
     def run(a, b, idx, mask, order, c=None, scale=1.0, rate=None, box=None, zero=0.0):
         c = eg.constant(0.75) if c is None else c
@@ -200,7 +203,8 @@ def make_program(program: dict, state: State, traced: bool):
                 vals.append(inner(pick(step[1])))
             elif kind == "closure":
                 x = pick(step[1])
-                k = {"tensor": k_tensor, "variable": k_variable, "numpy": k_numpy, "float": k_float}[step[2]]
+                k = {"tensor": k_tensor, "variable": k_variable, "numpy": k_numpy, "float": k_float,
+                     "attribute": k_object.k}[step[2]]
                 vals.append(x * k)
             elif kind == "global":
                 vals.append(pick(step[1]) * FUZZ_GLOBAL)
@@ -400,6 +404,7 @@ def _shrunk(steps, optimizer=None, lr="float", styles=("positional",) * CALLS, s
     _shrunk([("closure", 0, "variable")], optimizer="SGD"),
     _shrunk([("closure", 0, "numpy")]),
     _shrunk([("closure", 0, "float")]),
+    _shrunk([("closure", 0, "attribute")]),
     _shrunk([("global", 0)]),
     # issue 28: a nested function making its Variable, then called directly (a second Variable)
     _shrunk([("inner_var", 0), ("inner_var", 3)], optimizer="Momentum"),
