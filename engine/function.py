@@ -500,6 +500,13 @@ def _describe_change(name: str, old: Any, new: Any) -> str:
         parts = [f"{w} {a} → {b}" for w, a, b in zip(("shape", "dtype", "device"), old[1:], new[1:])
                  if a != b]
         return f"{name!r} (a tensor: {', '.join(parts)})"
+    if name == "self" or (len(old) == len(new) == 3 and old[1] == new[1] and isinstance(old[2], tuple)
+                          and "complex" not in old[0]):  # an object argument: the tensors it holds
+        pair = (old, new) if name == "self" else (old[2], new[2])
+        was, now = (dict((p[0], p[1:]) for p in k) for k in pair)
+        changed = [f"{path} {was.get(path)} → {now.get(path)}"
+                   for path in dict.fromkeys([*was, *now]) if was.get(path) != now.get(path)]
+        return f"{name!r} (the tensors it holds: {'; '.join(changed)})"
     if old[0] == new[0] and old[0] not in ("tuple", "list", "dict", "Variable"):
         shown = [float.fromhex(k[1]) if isinstance(k[1], str) and k[0] in ("float", "float64", "float32")
                  else k[1] for k in (old, new)]

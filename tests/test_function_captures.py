@@ -259,3 +259,16 @@ def test_a_tensor_attribute_of_a_captured_object_is_checked():
     assert float(f(ONE)) == 2.0 and f.trace_count == 1
     cfg.k = eg.constant(10.0)
     assert float(f(ONE)) == 10.0 and f.trace_count == 2
+
+
+def test_the_retracing_warning_names_an_argument_objects_tensor():
+    b = SimpleNamespace(x=eg.constant(0.0))
+    f = eg.function(lambda b: b.x * 2.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in range(eg.RETRACE_WARNING + 1):
+            b.x = eg.zeros([n + 1])
+            f(b)
+    assert [w.category for w in caught] == [eg.RetracingWarning]
+    assert "'b' (the tensors it holds: b.x ((5,), '<f4', 'cpu:0') → ((6,), '<f4', 'cpu:0'))" in str(
+        caught[0].message)
