@@ -136,7 +136,11 @@ class Function:
         self._instances: dict[int, tuple[Any, Function]] = {}  # id(obj) → (weakref, bound Function)
         self._python_runs = 0  # runs of the Python code: traces, and runs inlined into an outer trace
         # a traced method: its instance's tensor attributes are inputs of every call, like arguments
-        self._owner = python_function.ref if isinstance(python_function, _WeakMethod) else None
+        self._owner: Callable[[], Any] | None = None
+        if isinstance(python_function, _WeakMethod):
+            self._owner = python_function.ref
+        elif inspect.ismethod(python_function):  # eg.function(obj.method): the bound method holds obj
+            self._owner = functools.partial(getattr, python_function, "__self__")
         try:
             self._sig: inspect.Signature | None = inspect.signature(python_function)
         except (TypeError, ValueError):
@@ -410,7 +414,7 @@ def _outer_tape_records() -> bool:
 
 
 def _signature(arguments: dict[str, Any], var_keyword: str | None,
-               owner: weakref.ref | None = None) -> tuple[Any, list[Any], list[str], set[int]]:
+               owner: Callable[[], Any] | None = None) -> tuple[Any, list[Any], list[str], set[int]]:
     """One walk over the bound arguments: a hashable key for them, their tensor (and array) leaves,
     each leaf's parameter name (a ``**kwargs`` leaf: its keyword), and which leaves stay where they are
     (``held``: a tensor attribute of an argument object, ``b.x``, or of a traced method's instance)."""

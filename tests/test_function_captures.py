@@ -126,6 +126,19 @@ def test_nested_and_unhashable_argument_objects_and_methods():
     m.scale = eg.constant(7.0)
     assert float(m(ONE)) == 7.0
 
+    class Plain:
+        def __init__(self):
+            self.scale = eg.constant(2.0)
+
+        def times(self, x):
+            return x * self.scale
+
+    p = Plain()
+    g = eg.function(p.times)  # a bound method given to eg.function
+    assert float(g(ONE)) == 2.0
+    p.scale = eg.constant(3.0)
+    assert float(g(ONE)) == 3.0 and g.trace_count == 1
+
 
 def test_one_tensor_at_two_places_of_an_argument_object():
     t = eg.constant(1.0)
