@@ -256,6 +256,7 @@ def test_a_mask_retrace_puts_back_random_state_and_writes():
     assert float(v) == float(eager_v) == 3.0
 
 
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
 def test_a_signed_zero_argument_is_its_own_trace():
     f = eg.function(lambda x, d: x / d)
     assert float(f(ONE, 0.0)) == np.inf

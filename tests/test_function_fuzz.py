@@ -367,6 +367,7 @@ def _check_program(program: dict) -> None:
         _same(_flatten(e), _flatten(t), f"kept results of call {call}")
 
 
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")  # 1 / ±0.0 is ±inf, on purpose
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow],
           derandomize=FIXED_DRAW, database=None)
 @given(PROGRAM)
@@ -382,6 +383,7 @@ def _shrunk(steps, optimizer=None, lr="float", styles=("positional",) * CALLS, s
             "seed": seed, "device": device}
 
 
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
 @pytest.mark.parametrize("program", [
     # the first call's index tensor was replayed on every call
     _shrunk([("index", 0)]),
