@@ -201,7 +201,7 @@ class BackpropView(View):
     @property
     def highlighted(self) -> str | None:
         """The graph node id of the highlighted op."""
-        return f"o{self._steps[self.position - 1].record.op_id}" if self.position > 0 else None
+        return f"o{self._steps[self.position - 1].record.key}" if self.position > 0 else None
 
     @property
     def panel(self) -> str:
@@ -267,7 +267,7 @@ class BackpropView(View):
         g.highlight[out] = {"stroke": pal.upstream, "stroke-width": "3"}
         if step.record.is_variable_read:  # drawn folded into the Variable's node: no op node
             return
-        oid = f"o{step.record.op_id}"
+        oid = f"o{step.record.key}"
         g.highlight[oid] = {"stroke": pal.highlight, "stroke-width": "3.5"}
         g.edge_highlight[(oid, out)] = {"stroke": pal.upstream, "fill": pal.upstream, "stroke-width": "2.5"}
         for k in self._receivers(self.position):
