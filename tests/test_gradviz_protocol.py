@@ -407,3 +407,13 @@ def test_a_single_output_steps_bare_upstream_is_taken():
             [float(u) for s in tupled._steps for u in s.upstream])
     with pytest.raises(ProtocolError, match=r"step 0 \(op 'add'\): has an empty \.upstream"):
         gv.backprop([Step(steps[0].record, (), steps[0].contributions), *steps[1:]])
+
+
+def test_unnamed_values_of_another_engine_are_written_v1_v2_never_a_negative_id():
+    x, y = Value(2.0), Value(4.0)
+    tape = _tape(Record("multiply", [x, x], [y]))
+    page = gv.tape(tape).to_html()
+    assert "v1 ()" in page and "v2 ()" in page and "#-" not in page
+    model = gv.build_model(y, tape)
+    info = node_info(model.node_for(y), model)
+    assert "#-" not in info and "tensor v2" in info

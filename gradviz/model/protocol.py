@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["ProtocolError", "Value", "Op", "Step", "Reader", "read_records", "array_of", "host_array",
-           "is_engine_tape"]
+           "is_engine_tape", "shown_id"]
 
 
 class ProtocolError(TypeError):
@@ -71,7 +71,7 @@ class Value:
         return self._array
 
     def __repr__(self) -> str:
-        return f"<Value #{self.id} {self.name or ''} {self.shape}>"
+        return f"<Value {shown_id(self.id)} {self.name or ''} {self.shape}>"
 
 
 class Stand:
@@ -182,6 +182,16 @@ def _one_upstream(upstream: Any, shape: tuple) -> Any:
         if not upstream:
             return ()
     return (upstream,)
+
+
+def shown_id(key: int) -> str:
+    """How a value's key is written for a reader: ``#7`` for the engine's tensor 7, ``v3`` for the
+    third value of another engine that was read (its key is -3).
+
+    >>> shown_id(7), shown_id(-3)
+    ('#7', 'v3')
+    """
+    return f"#{key}" if key >= 0 else f"v{-key}"
 
 
 def _engine_types() -> tuple[type, type, type]:

@@ -17,6 +17,7 @@ from typing import Any
 
 from gradviz.model.explain import drawn_id
 from gradviz.model.graph_model import GraphModel, Node
+from gradviz.model.protocol import shown_id
 from gradviz.render import fmt
 from gradviz.render.array_panel import array_html
 from gradviz.widgets.base import esc, info_table
@@ -65,7 +66,7 @@ def node_info(n: Node, model: GraphModel) -> str:
     )
     rows = [
         ("kind", esc(kind)),
-        ("id", f"#{n.uid}"),
+        ("id", shown_id(n.uid)),
         ("shape", esc(fmt.shape_text(n.shape))),
         ("dtype", esc(n.dtype)),
         ("device", esc(n.device)),
@@ -78,7 +79,7 @@ def node_info(n: Node, model: GraphModel) -> str:
     if n.dtype.startswith(("float", "complex")):
         grad = array_html(n.grad) if n.grad is not None else "<pre>None</pre>"
         body += f"<div>gradient (d target / d this)</div>{grad}"
-    title = esc(n.name) if n.name else f"tensor #{n.uid}"
+    title = esc(n.name) if n.name else f"tensor {shown_id(n.uid)}"
     return f"<div><b>{title}</b>{body}</div>"
 
 
@@ -86,4 +87,4 @@ def _tensor_ref(model: GraphModel, t: Any) -> str:
     uid = drawn_id(model.alias, t.id)
     node = model.nodes.get(f"t{uid}")
     name = node.name if node is not None and node.name else None
-    return esc(f"{name} {tuple(t.shape)}" if name else f"#{uid} {tuple(t.shape)}")
+    return esc(f"{name} {tuple(t.shape)}" if name else f"{shown_id(uid)} {tuple(t.shape)}")
