@@ -153,26 +153,39 @@ def structure(model, vals, keep):
     return rows, len(model.nodes), len(model.edges)
 
 
-@settings(max_examples=40, deadline=None)
-@given(programs())
-def test_a_graph_style_engine_is_drawn_as_the_engines_tape(program):
+@settings(max_examples=30, deadline=None)
+@given(programs(), st.floats(0.25, 2.0))
+def test_a_graph_style_engine_is_drawn_as_the_engines_tape(program, rescale):
+    """The same program in both engines, drawn alike: ops, edges, values and gradients; then run again
+    with other values (the leaves rescaled), drawn alike again; and stepped alike by gv.backprop."""
     leaves, ops, shape = program
-    mine = run_graph_style(leaves, ops, shape)
-    tape, theirs = run_engine(leaves, ops, shape)
-    keep = ancestors(ops, len(leaves), len(mine) - 1)
-    names_m = {f"x{i}": v for i, v in enumerate(mine[: len(leaves)])}
-    names_e = {f"x{i}": v for i, v in enumerate(theirs[: len(leaves)])}
-    m1 = gv.graph(mine[-1], names=names_m).full_model
-    m2 = gv.graph(theirs[-1], tape, names=names_e).full_model
-    (rows1, n1, e1), (rows2, n2, e2) = structure(m1, mine, keep), structure(m2, theirs, keep)
-    assert (n1, e1) == (n2, e2)
-    assert rows1.keys() == rows2.keys()
-    for i in rows1:
-        assert rows1[i][:3] == rows2[i][:3], i
-        np.testing.assert_allclose(rows1[i][3], rows2[i][3], rtol=1e-12)
-        g2 = m2.node_for(theirs[i]).grad
-        if g2 is not None:  # each gradient the engine shows, the learner's engine computed alike
-            np.testing.assert_allclose(m1.node_for(mine[i]).grad, g2, rtol=1e-9, atol=1e-12)
+    for values in (leaves, [a * rescale for a in leaves]):
+        mine = run_graph_style(values, ops, shape)
+        tape, theirs = run_engine(values, ops, shape)
+        keep = ancestors(ops, len(values), len(mine) - 1)
+        names_m = {f"x{i}": v for i, v in enumerate(mine[: len(values)])}
+        names_e = {f"x{i}": v for i, v in enumerate(theirs[: len(values)])}
+        m1 = gv.graph(mine[-1], names=names_m).full_model
+        m2 = gv.graph(theirs[-1], tape, names=names_e).full_model
+        (rows1, n1, e1), (rows2, n2, e2) = structure(m1, mine, keep), structure(m2, theirs, keep)
+        assert (n1, e1) == (n2, e2)
+        assert rows1.keys() == rows2.keys()
+        for i in rows1:
+            assert rows1[i][:3] == rows2[i][:3], i
+            np.testing.assert_allclose(rows1[i][3], rows2[i][3], rtol=1e-12)
+            g2 = m2.node_for(theirs[i]).grad
+            if g2 is not None:  # each gradient the engine shows, the learner's engine computed alike
+                np.testing.assert_allclose(m1.node_for(mine[i]).grad, g2, rtol=1e-9, atol=1e-12)
+    leaf_ids = [i for i in range(len(leaves)) if i in keep]
+    bp1 = gv.backprop(mine[-1], names=names_m)
+    bp2 = gv.backprop(tape, theirs[-1], [theirs[i] for i in leaf_ids], names=names_e)
+    assert sorted(s.record.op for s in bp1.steps) == sorted(s.record.op for s in bp2.steps)
+    for i in leaf_ids:  # the stepper's final gradients: the learner's .grad, the engine's walk
+        np.testing.assert_allclose(bp1.gradients[bp1.graph.full_model.reader.key(mine[i])],
+                                   bp2.gradients[theirs[i].id], rtol=1e-9, atol=1e-12)
+    visit = {id(s.record.outputs[0]): k for k, s in enumerate(bp1.steps)}
+    for k, step in enumerate(bp1.steps):  # reverse topological: each value after every value using it
+        assert all(visit[id(x)] > k for x in step.record.inputs if id(x) in visit)
 
 
 def test_a_shrunk_diamond_with_a_squared_value():
