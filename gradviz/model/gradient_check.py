@@ -12,7 +12,9 @@ the bound grows with the size of the sum f computes and with its dtype, and a co
 gradient of any size is not flagged for the noise of its own sum (what a fixed ``rtol`` did). An
 element outside its bound is measured again with a step ``RETRY``× larger (less rounding noise, a
 little more truncation), and fails only when it disagrees at both steps: a real error (a wrong factor,
-a sign, a missing element) disagrees at every step. A non-scalar ``f`` is differentiated as the sum of
+a sign, a missing element) disagrees at every step. (Elements are measured again nearest to their
+bound first, until ``CONFIRMED`` in a row disagree at both steps: then the check fails whatever the
+rest would show, and they stay flagged.) A non-scalar ``f`` is differentiated as the sum of
 its elements (what ``tape.gradient`` does). Inputs too large to check every element are checked on a
 seeded random sample (`sample_size`).
 
@@ -37,6 +39,7 @@ __all__ = ["GradientComparison", "compare_gradients", "central_differences", "sa
 
 ROUNDING = 4.0  # × u·F/h: the rounding bound's safety factor (measured up to 1.4 on sums of 10 to 10⁵ terms)
 RETRY = 100.0  # an element outside its bound is measured again with a step this many times larger
+CONFIRMED = 16  # ... until this many in a row disagree at both steps (the rest then stay flagged)
 WORK = 2 * 10**8  # elements of the inputs that f reads, summed over the evaluations a check makes at most
 MIN_SAMPLE = 64  # ... but never fewer sampled elements per input than this
 
@@ -136,16 +139,23 @@ def compare_gradients(f: Callable, args: Sequence[Any], eps: float = 1e-6, rtol:
         grad = analytic[k].reshape(-1)[idx]
         num, magnitude, steps = central_differences(f, inputs, k, idx, eps, magnitudes=True)
         diff, rel, bound, ok = _verdict(grad, num.reshape(-1)[idx], magnitude, steps, value.dtype, rtol, atol)
-        again = np.flatnonzero(~ok & np.isfinite(grad))  # outside the bound: measure with a larger step
-        if again.size:
-            num2, magnitude2, steps2 = central_differences(f, inputs, k, idx[again], eps * RETRY,
-                                                           magnitudes=True)
-            verdict2 = _verdict(grad[again], num2.reshape(-1)[idx[again]], magnitude2, steps2, value.dtype,
+        again = np.flatnonzero(~ok & np.isfinite(grad))  # outside the bound: measure with a larger step,
+        again = again[np.argsort(diff[again] / bound[again], kind="stable")]  # the nearest to it first
+        confirmed = 0
+        for j in again:
+            if confirmed >= CONFIRMED:  # that many disagree at both steps in a row: a real error
+                break
+            one = idx[j:j + 1]
+            num2, magnitude2, steps2 = central_differences(f, inputs, k, one, eps * RETRY, magnitudes=True)
+            verdict2 = _verdict(grad[j:j + 1], num2.reshape(-1)[one], magnitude2, steps2, value.dtype,
                                 rtol, atol)
-            better = verdict2[3]  # agrees at the larger step: the first step's disagreement was noise
+            if not verdict2[3][0]:
+                confirmed += 1
+                continue
+            confirmed = 0  # it agrees at the larger step: the first step's disagreement was noise
             for mine, theirs in zip((diff, rel, bound, ok), verdict2):
-                mine[again[better]] = theirs[better]
-            num.reshape(-1)[idx[again[better]]] = num2.reshape(-1)[idx[again[better]]]
+                mine[j] = theirs[0]
+            num.reshape(-1)[one] = num2.reshape(-1)[one]
         numeric.append(num)
         abs_error.append(diff)
         rel_error.append(rel)
