@@ -218,7 +218,7 @@ def _node(
 ) -> tuple[dict[str, str], dict[str, str], dict[str, dict[str, str]]]:
     """Graphviz attributes, label fields (name → text) and per-text SVG styles for one node."""
     if n.kind == "op":
-        shown = n.record.op_id if n.record is not None else n.order  # the record's own op id, if any
+        shown = getattr(n.record, "op_id", n.order)  # a record's own op id; a traced node's order
         tip = f"{n.name}  {fmt.shape_text(n.shape)} {n.dtype}" if n.name else f"{n.op} (op #{shown})"
         if n.tapes:
             tip += "\nrecorded by: " + ", ".join(n.tapes)
