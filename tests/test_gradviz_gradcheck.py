@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import engine as eg
 import gradviz as gv
@@ -84,3 +87,132 @@ def test_widget_and_static_forms(tmp_path):
     assert check._repr_svg_().startswith("<svg") and "analytic" in check._repr_html_()
     for ext in ("png", "svg", "html"):
         assert check.save(tmp_path / f"gc.{ext}").stat().st_size > 1000
+
+
+# ---- tolerances that scale with the sum and the dtype (issue 28) -------------------------------------
+
+
+def test_a_correct_gradient_of_a_large_sum_is_not_flagged():
+    """2x is exact; the central differences of a sum of 10⁴ squares carry its rounding noise
+    (u·F/h ≈ 3e-7 here), which a fixed rtol mistook for 7 wrong elements."""
+    check = gv.check_gradients(lambda a: eg.sum(a * a), np.linspace(0, 1, 10_000))
+    assert check.ok, check.summary()
+    assert len(check.checked[0]) == 2000 and all(r["abs_error"] <= r["bound"] for r in check.rows())
+    small = check.rows()[0]  # the element nearest 0: tiny gradient, the same absolute noise
+    assert small["bound"] > 1e-7 + 1e-5 * abs(small["analytic"])  # the rounding term is what lets it pass
+
+
+def test_a_large_input_is_sampled_within_a_bounded_number_of_evaluations():
+    from gradviz.model.gradient_check import MIN_SAMPLE, WORK, sample_size
+
+    assert sample_size(10**6, 10**6, 2000) * 2 * 10**6 <= WORK
+    assert sample_size(10**9, 10**9, 2000) == MIN_SAMPLE and sample_size(50, 50, 2000) == 50
+    check = gv.check_gradients(lambda a: eg.sum(eg.sin(a)), np.linspace(-1, 1, 300_000), max_elements=500)
+    assert check.ok and len(check.checked[0]) == sample_size(300_000, 300_000, 500) < 500
+
+
+def test_the_bound_follows_fs_dtype():
+    """f computed in float32 inside (a cast): its rounding is float32's, and the bound says so."""
+    x = np.linspace(0.5, 1.5, 200)
+    check = gv.check_gradients(lambda a: eg.sum(eg.cast(a, "float32") ** 2), x)
+    assert check.ok, check.summary()
+    check64 = gv.check_gradients(lambda a: eg.sum(a ** 2), x)
+    assert np.median(check.bound[0]) > 1000 * np.median(check64.bound[0])
+
+
+SQUARE_NAME = "gradcheck_test_square"
+
+
+def _faulty_vjp(g, y, x):
+    """The true ∂x = g·2x, times ``scale`` and plus ``add`` (NumPy arrays) when set on the primitive."""
+    prim = eg.primitives[SQUARE_NAME]
+    out = g * 2.0 * x
+    if prim.scale is not None:
+        out = out * eg.constant(prim.scale)
+    if prim.add is not None:
+        out = out + eg.constant(prim.add)
+    return out
+
+
+SQUARE = eg.primitives.get(SQUARE_NAME) or eg.Primitive(
+    SQUARE_NAME, lambda xp, x: x * x, vjps=[_faulty_vjp], rule="∂x = g·2x (made wrong on purpose)",
+    symbol="sq", elementwise=True)
+
+
+SQUARE.scale = SQUARE.add = None
+
+
+@contextlib.contextmanager
+def fault(scale=None, add=None):
+    """SQUARE's VJP made wrong inside the block: times ``scale``, plus ``add`` (element by element)."""
+    SQUARE.scale, SQUARE.add = scale, add
+    try:
+        yield
+    finally:
+        SQUARE.scale = SQUARE.add = None
+
+
+@pytest.mark.parametrize("size", [50, 20_000])
+def test_deliberately_wrong_vjps_are_caught(size):
+    x = np.linspace(-1.0, 1.0, size) + 0.3
+    f = lambda a: eg.sum(eg.sin(SQUARE(a)))  # noqa: E731
+    assert gv.check_gradients(f, x).ok  # the true VJP passes
+    sampled = gv.check_gradients(f, x).checked[0]
+    for scale, wrong in [(np.full(size, 1.01), "all"), (np.full(size, -1.0), "all"),
+                         (np.where(np.arange(size) == sampled[len(sampled) // 2], 0.0, 1.0), "one")]:
+        with fault(scale=scale):
+            check = gv.check_gradients(f, x)
+        assert not check.ok
+        bad = check.checked[0][~check.passed[0]]
+        g_true = np.cos(x[bad] ** 2) * 2 * x[bad]
+        if wrong == "one":  # only the missing element is flagged
+            assert bad.tolist() == [sampled[len(sampled) // 2]]
+        else:  # every element whose gradient is not ~0 is flagged
+            xs = x[check.checked[0]]
+            strong = check.checked[0][np.abs(np.cos(xs**2) * 2 * xs) > 1e-3]
+            assert set(strong) <= set(bad)
+        assert np.all(np.abs(g_true) > 0)
+
+
+ELEMENTWISE = {
+    "sin": eg.sin, "tanh": eg.tanh, "square": lambda t: t * t, "gauss": lambda t: eg.exp(-(t * t)),
+    "affine": lambda t: t * 0.5 + 1.0, "identity": lambda t: t,
+}
+REDUCTIONS = {
+    "sum": eg.sum, "mean": eg.mean, "sum_sq": lambda t: eg.sum(t * t), "none": lambda t: t,
+    "sum_times_sum": lambda t: eg.sum(t) * eg.sum(t),
+}
+
+
+def _program(e1, e2, red):
+    return lambda a: REDUCTIONS[red](ELEMENTWISE[e2](ELEMENTWISE[e1](SQUARE(a))))
+
+
+programs = st.tuples(st.sampled_from(sorted(ELEMENTWISE)), st.sampled_from(sorted(ELEMENTWISE)),
+                     st.sampled_from(sorted(REDUCTIONS)))
+
+
+@settings(max_examples=25, deadline=None)
+@given(program=programs, size=st.integers(1, 40_000), seed=st.integers(0, 2**16))
+def test_correct_gradients_of_random_functions_are_never_flagged(program, size, seed):
+    x = np.random.default_rng(seed).uniform(-1.5, 1.5, size)
+    check = gv.check_gradients(_program(*program), x, max_elements=64, seed=seed)
+    assert check.ok, (program, size, check.summary())
+
+
+@settings(max_examples=25, deadline=None)
+@given(program=programs, size=st.integers(1, 40_000), seed=st.integers(0, 2**16),
+       delta=st.floats(1e-3, 1.0), sign=st.sampled_from([-1.0, 1.0]), pick=st.integers(0, 63))
+def test_an_injected_error_on_one_sampled_element_is_flagged(program, size, seed, delta, sign, pick):
+    """An error of relative size ≥ 1e-3 (of max(|g_i|, 1e-3)) added to one element's gradient."""
+    x = np.random.default_rng(seed).uniform(-1.5, 1.5, size)
+    f = _program(*program)
+    clean = gv.check_gradients(f, x, max_elements=64, seed=seed)
+    i = int(clean.checked[0][pick % len(clean.checked[0])])  # an element the check samples
+    g_i = clean.analytic[0].reshape(-1)[i]
+    add = np.zeros(size)
+    add[i] = sign * delta * max(abs(g_i), 1e-3)
+    with fault(add=add):
+        check = gv.check_gradients(f, x, max_elements=64, seed=seed)
+    flagged = check.checked[0][~check.passed[0]]
+    assert flagged.tolist() == [i], (program, size, check.summary())

@@ -27,6 +27,7 @@ import numpy as np
 
 from gradviz.model.checks import expect_labels, wrong_type
 from gradviz.model.graph_model import GraphModel, Node
+from gradviz.model.protocol import shown_id
 from gradviz.render import fmt
 from gradviz.render.array_panel import array_text
 from gradviz.render.text import visible
@@ -217,7 +218,8 @@ def _node(
 ) -> tuple[dict[str, str], dict[str, str], dict[str, dict[str, str]]]:
     """Graphviz attributes, label fields (name → text) and per-text SVG styles for one node."""
     if n.kind == "op":
-        tip = f"{n.name}  {fmt.shape_text(n.shape)} {n.dtype}" if n.name else f"{n.op} (op #{n.order})"
+        shown = getattr(n.record, "op_id", n.order)  # a record's own op id; a traced node's order
+        tip = f"{n.name}  {fmt.shape_text(n.shape)} {n.dtype}" if n.name else f"{n.op} (op #{shown})"
         if n.tapes:
             tip += "\nrecorded by: " + ", ".join(n.tapes)
         if n.record.params:
@@ -337,7 +339,7 @@ def _tensor_tooltip(n: Node) -> str:
         else ("watched tensor" if n.leaf and n.watched else "constant (not watched)" if n.leaf else "tensor")
     )
     lines = [
-        f"{n.name or 'tensor'}: {kind}" + (f" #{n.uid}" if n.uid is not None else ""),
+        f"{n.name or 'tensor'}: {kind}" + (f" {shown_id(n.uid)}" if n.uid is not None else ""),
         f"shape {fmt.shape_text(n.shape)} {n.dtype} on {n.device}",
     ]
     if n.value is not None:

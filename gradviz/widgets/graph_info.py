@@ -17,6 +17,7 @@ from typing import Any
 
 from gradviz.model.explain import drawn_id
 from gradviz.model.graph_model import GraphModel, Node
+from gradviz.model.protocol import shown_id
 from gradviz.render import fmt
 from gradviz.render.array_panel import array_html
 from gradviz.widgets.base import esc, info_table
@@ -42,6 +43,8 @@ def node_info(n: Node, model: GraphModel) -> str:
             ("output", _tensor_ref(model, r.output)),
             ("recorded by", esc(", ".join(n.tapes)) or "—"),
         ]
+        if r.repeats > 1:
+            rows.append(("note", f"listed {r.repeats} times in tape.records (the same record): drawn once"))
         if r.params:
             rows.append(("params", esc(", ".join(f"{k}={v!r}" for k, v in r.params.items()))))
         return f"<div><b>{esc(r.op)}</b>{info_table(rows)}</div>"
@@ -63,7 +66,7 @@ def node_info(n: Node, model: GraphModel) -> str:
     )
     rows = [
         ("kind", esc(kind)),
-        ("id", f"#{n.uid}"),
+        ("id", shown_id(n.uid)),
         ("shape", esc(fmt.shape_text(n.shape))),
         ("dtype", esc(n.dtype)),
         ("device", esc(n.device)),
@@ -76,7 +79,7 @@ def node_info(n: Node, model: GraphModel) -> str:
     if n.dtype.startswith(("float", "complex")):
         grad = array_html(n.grad) if n.grad is not None else "<pre>None</pre>"
         body += f"<div>gradient (d target / d this)</div>{grad}"
-    title = esc(n.name) if n.name else f"tensor #{n.uid}"
+    title = esc(n.name) if n.name else f"tensor {shown_id(n.uid)}"
     return f"<div><b>{title}</b>{body}</div>"
 
 
@@ -84,4 +87,4 @@ def _tensor_ref(model: GraphModel, t: Any) -> str:
     uid = drawn_id(model.alias, t.id)
     node = model.nodes.get(f"t{uid}")
     name = node.name if node is not None and node.name else None
-    return esc(f"{name} {tuple(t.shape)}" if name else f"#{uid} {tuple(t.shape)}")
+    return esc(f"{name} {tuple(t.shape)}" if name else f"{shown_id(uid)} {tuple(t.shape)}")

@@ -21,6 +21,7 @@ from typing import Any
 from gradviz.model import protocol, tapeinfo
 from gradviz.model.checks import NAMES, expect_mapping
 from gradviz.model.explain import drawn_id, explain_none, variable_reads
+from gradviz.model.protocol import shown_id
 from gradviz.render import fmt
 from gradviz.render.array_panel import array_html
 from gradviz.widgets.base import View, esc
@@ -89,7 +90,7 @@ class TapeView(View):
         """A tensor's name, or #id, with its shape."""
         uid = drawn_id(self.alias, t.id)
         name = self.names.get(uid) or self.names.get(t.id) or t.name
-        base = name if name else f"#{uid}"
+        base = name if name else shown_id(uid)
         return f"{base} {fmt.shape_text(t.shape)}"
 
     def status(self, k: int) -> str:
@@ -159,8 +160,9 @@ class TapeView(View):
             partial = (
                 " style='opacity:.85;font-style:italic'" if len(which) < len(self.tapes) and not style else ""
             )
+            listed = f" <i>(listed {r.repeats} times: shown once)</i>" if r.repeats > 1 else ""
             body.append(
-                f"<tr{style or partial}><td>{r.op_id}</td><td><b>{esc(r.op)}</b></td><td>{ins}</td>"
+                f"<tr{style or partial}><td>{r.op_id}</td><td><b>{esc(r.op)}</b>{listed}</td><td>{ins}</td>"
                 f"<td>{esc(self.label(r.output))}</td>{marks}</tr>"
             )
         if not body and self.tapes:

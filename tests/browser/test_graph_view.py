@@ -252,11 +252,79 @@ def test_controls_that_would_do_nothing_are_disabled(page):
     assert errors == []
 
 
-@pytest.mark.parametrize("which", ["small", "mlp", "wide", "traced", "backprop"])
+class Mg:
+    """A micrograd-style value (no tape: ``_prev`` and ``_op``), with its own backward pass."""
+
+    def __init__(self, data, _prev=(), _op="", label=""):
+        self.data, self.grad, self._prev, self._op, self.label = float(data), 0.0, tuple(_prev), _op, label
+        self._backward = lambda: None
+
+    def __mul__(self, o):
+        out = Mg(self.data * o.data, (self, o), "*")
+        out._backward = lambda: (self._add(o.data * out.grad), o._add(self.data * out.grad))
+        return out
+
+    def __add__(self, o):
+        out = Mg(self.data + o.data, (self, o), "+")
+        out._backward = lambda: (self._add(out.grad), o._add(out.grad))
+        return out
+
+    def _add(self, g):
+        self.grad += g
+
+    def backward(self):
+        order, seen = [], set()
+
+        def visit(v):
+            if id(v) not in seen:
+                seen.add(id(v))
+                for p in v._prev:
+                    visit(p)
+                order.append(v)
+
+        visit(self)
+        self.grad = 1.0
+        for v in order[::-1]:
+            v._backward()
+
+
+def graph_style_root():
+    a, b = Mg(2.0, label="a"), Mg(-3.0, label="b")
+    c = a * b
+    c.label = "c"
+    d = c + a
+    d.label = "d"
+    d.backward()
+    return d, {"a": a, "b": b, "c": c, "d": d}
+
+
+def test_a_graph_style_engines_stepper_steps_without_a_kernel(page):
+    """gv.backprop(root) over a micrograd-style value: the browser alone moves the highlighted op and
+    shows each value's grad once it is complete."""
+    root, names = graph_style_root()
+    errors = open_widget(page, gv.backprop(root, names=names), source=esm_source("frames_view.js"))
+    stepper = page.locator('[data-gv-widget="backprop"]')
+    picture, panel = stepper.locator("[data-gv-output=picture]"), stepper.locator("[data-gv-output=panel]")
+    before = picture.inner_html()
+    stepper.locator('[data-gv-control="step:next"]').click()
+    assert picture.inner_html() != before
+    assert "Step 1 of 2" in panel.inner_text() and "c.grad is now complete" in panel.inner_text()
+    stepper.locator('[data-gv-control="step:next"]').click()
+    text = panel.inner_text()
+    assert "Step 2 of 2" in text and "a.grad is now complete: -2" in text and "Done." in text
+    assert errors == []
+
+
+@pytest.mark.parametrize("which", ["small", "mlp", "wide", "traced", "backprop", "graph_style",
+                                   "graph_style_backprop"])
 def test_every_node_that_looks_clickable_takes_a_click(page, which):
     from graph_checks import click_every_node
 
-    if which == "traced":
+    if which.startswith("graph_style"):
+        root, names = graph_style_root()
+        view = gv.backprop(root, names=names) if which.endswith("backprop") else gv.graph(root, names=names)
+        source = esm_source("frames_view.js") if which.endswith("backprop") else SOURCE
+    elif which == "traced":
         model = eg.layers.Sequential([eg.layers.Dense(4, activation="relu"), eg.layers.Dense(2)])
         opt = eg.optimizers.Adam(0.01)
 
