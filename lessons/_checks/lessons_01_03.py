@@ -40,9 +40,11 @@ register("01", "floor_mod", expected=(-4, 3),
               "then makes a == b * q + r true, and it takes the sign of the divisor b.",
          praise="Python, NumPy and TensorFlow's floordiv/floormod all round this way.")
 register("01", "float32_product", judge=_judge_float32_product,
+         reference=eg.constant(np.linspace(0.0, 1.0, 5), dtype="float32") * eg.constant([1.0, 2, 3, 4, 5]),
          hint="NumPy arrays keep their dtype (float64). Make the tensor float32 when you create it "
               "(eg.constant(array, dtype='float32')) or convert it with eg.cast(t, 'float32').")
 register("01", "landing_device", judge=_judge_landing_device,
+         reference="gpu:0" if eg.gpu_available() else "cpu:0",
          hint="Create a tensor inside the exercise's `with eg.device(...)` block and print its "
               "`.device`. Without a GPU, soft placement decides where it goes.",
          praise="You can always ask a tensor where it lives.")
@@ -103,13 +105,54 @@ def _judge_sse(answer: Any) -> str | None:
     return "the value is not the sum of squared errors of the matching pairs."
 
 
+def _sgd_step(grads_and_vars: Any, learning_rate: float) -> None:
+    """The course's answer to lesson 02's sgd_step."""
+    for g, v in grads_and_vars:
+        if g is not None:
+            v.assign_sub(learning_rate * g)
+
+
+def _sgd_rebinds(grads_and_vars: Any, learning_rate: float) -> None:
+    for g, v in grads_and_vars:
+        if g is not None:
+            v = v - learning_rate * g  # noqa: PLW2901, F841  (the mistake: a new name, not an update)
+
+
+def _sgd_uphill(grads_and_vars: Any, learning_rate: float) -> None:
+    for g, v in grads_and_vars:
+        if g is not None:
+            v.assign_add(learning_rate * g)
+
+
+def _sgd_no_lr(grads_and_vars: Any, learning_rate: float) -> None:
+    for g, v in grads_and_vars:
+        if g is not None:
+            v.assign_sub(g)
+
+
+def _sgd_no_none_check(grads_and_vars: Any, learning_rate: float) -> None:
+    for g, v in grads_and_vars:
+        v.assign_sub(learning_rate * g)
+
+
+def _sse(pred: Any, target: Any) -> Any:
+    """The course's answer to lesson 02's fix_broadcast."""
+    return eg.sum((eg.squeeze(pred, axis=1) - target) ** 2)
+
+
 register("02", "partials", expected=(6.0, -3.0),
          hint="Write h as a Python function of two arguments and pass it to eg.gradients_function; "
               "call the result with the two numbers, in the same order as the arguments.")
-register("02", "sgd_step", judge=_judge_sgd_step, function="sgd_step",
+register("02", "sgd_step", judge=_judge_sgd_step, function="sgd_step", reference=_sgd_step,
+         wrong=((_sgd_rebinds, "did not change"), (_sgd_uphill, "uphill"), (_sgd_no_lr, "learning rate"),
+                (_sgd_no_none_check, "None")),
          hint="Loop over the (gradient, variable) pairs; skip a pair whose gradient is None; "
               "otherwise call variable.assign_sub(learning_rate * gradient).")
-register("02", "fix_broadcast", judge=_judge_sse, function="sse",
+register("02", "fix_broadcast", judge=_judge_sse, function="sse", reference=_sse,
+         wrong=((lambda pred, target: eg.sum((pred - target) ** 2), "broadcasting"),
+                (lambda pred, target: eg.mean((eg.reshape(target, (-1, 1)) - pred) ** 2), "mean"),
+                (lambda pred, target: float(np.sum((pred.numpy()[:, 0] - target.numpy()) ** 2)),
+                 "engine Tensor")),
          hint="Make both shapes equal before subtracting: eg.reshape(target, (-1, 1)) or "
               "eg.squeeze(pred, axis=1). Then square and take eg.sum.",
          praise="Checking shapes before a reduction catches a whole family of silent bugs.")

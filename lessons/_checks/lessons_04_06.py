@@ -112,14 +112,44 @@ def _judge_stable_rate(answer: Any) -> str | None:
     return problem
 
 
+def _scale_pairs(pairs: Any, factor: float) -> list:
+    """The course's answer to lesson 04's scale_pairs."""
+    return [(None if g is None else factor * g, v) for g, v in pairs]
+
+
+def _scale_in_place(pairs: Any, factor: float) -> Any:
+    for i, (g, v) in enumerate(pairs):
+        pairs[i] = (None if g is None else factor * g, v)
+    return pairs
+
+
+def _scale_applies(pairs: Any, factor: float) -> Any:
+    for g, v in pairs:
+        if g is not None:
+            v.assign_sub(factor * g)
+    return pairs
+
+
+_SCALE_WRONG = (
+    (lambda pairs, factor: [(factor * g, v) for g, v in pairs], "raised TypeError"),
+    (lambda pairs, factor: [(factor * g, v) for g, v in pairs if g is not None], "pairs"),
+    (_scale_applies, "Variable changed"),
+    (lambda pairs, factor: [(None if g is None else g / factor, v) for g, v in pairs], "not multiplied"),
+    (lambda pairs, factor: list(pairs), "unchanged"),
+    (lambda pairs, factor: ((None if g is None else factor * g, v) for g, v in pairs), "generator"),
+    (_scale_in_place, "changed the list"),
+)
+
 register("04", "decay_half", expected=2.125,
          hint="Each step keeps the fraction (1 - decay) of the distance to b, so after n steps "
               "x = b + (x0 - b) * (1 - decay)**n. descent_trace(decay, steps) lets you check the table.")
-register("04", "scale_pairs", judge=_judge_scale_pairs, function="scale_pairs",
+register("04", "scale_pairs", judge=_judge_scale_pairs, function="scale_pairs", reference=_scale_pairs,
+         wrong=_SCALE_WRONG,
          hint="Loop over the pairs (a list comprehension works), keep each variable as it is, and "
               "multiply only the gradients that are not None.",
          praise="This is the shape of every gradient transform: clipping, averaging, noise.")
 register("04", "stable_rate", judge=_judge_stable_rate,
+         reference=2.0 / float(np.linalg.eigvalsh(np.array([[5.0, 2.0], [2.0, 2.0]])).max()),
          hint="Along each eigenvector of the Hessian (curvature λ), a step multiplies the distance to "
               "the minimum by 1 − ηλ. The Hessian of f comes from nested tapes or tape.jacobian of the "
               "gradient (lesson 03); np.linalg.eigvalsh gives its eigenvalues.",
@@ -175,7 +205,24 @@ def _judge_clip_rows(answer: Any) -> str | None:
     return None
 
 
-register("05", "clip_rows", judge=_judge_clip_rows, function="clip_rows",
+def _clip_rows(t: Any, c: float) -> Any:
+    """The course's answer to lesson 05's clip_rows."""
+    norms = eg.sqrt(eg.sum(t * t, axis=1, keepdims=True))
+    return t * c / eg.maximum(norms, c)
+
+
+_ROWS_WRONG = (
+    (lambda t, c: t * c / eg.maximum(eg.sqrt(eg.sum(t * t)), c), "whole matrix"),
+    (lambda t, c: t * c / eg.maximum(eg.sqrt(eg.sum(t * t, axis=1)), c), "raised"),
+    (lambda t, c: t * c / eg.sqrt(eg.sum(t * t, axis=1, keepdims=True)), "NaN"),
+    (lambda t, c: t * c / (eg.sqrt(eg.sum(t * t, axis=1, keepdims=True)) + 1e-3), "at most c should stay"),
+    (lambda t, c: t.numpy() * c / np.maximum(np.linalg.norm(t.numpy(), axis=1, keepdims=True), c),
+     "engine tensor"),
+    (lambda t, c: t, "nothing was clipped"),
+)
+
+register("05", "clip_rows", judge=_judge_clip_rows, function="clip_rows", reference=_clip_rows,
+         wrong=_ROWS_WRONG,
          hint="Compute each row's length with sqrt(sum(t * t, axis=1, keepdims=True)); then scale t by "
               "c divided by the larger of that length and c (eg.maximum).",
          praise="That is exactly the formula behind clip_by_norm.")
@@ -257,11 +304,51 @@ def _judge_server_step(answer: Any) -> str | None:
     return "the variables changed, but not by the workers' averaged gradients."
 
 
-register("06", "combine", judge=_judge_combine, function="combine",
+def _combine(gradients: Any, sizes: Any) -> Any:
+    """The course's answer to lesson 06's combine."""
+    return sum(n * g for n, g in zip(sizes, gradients)) / sum(sizes)
+
+
+def _server_step(optimizer: Any, variables: Any, worker_gradients: Any) -> None:
+    """The course's answer to lesson 06's server_step."""
+    means = [np.mean(arrays, axis=0) for arrays in zip(*worker_gradients)]
+    optimizer.apply_gradients(zip(means, variables))
+
+
+def _server_per_worker(optimizer: Any, variables: Any, worker_gradients: Any) -> None:
+    for grads in worker_gradients:
+        optimizer.apply_gradients(zip(grads, variables))
+
+
+def _server_twice(optimizer: Any, variables: Any, worker_gradients: Any) -> None:
+    half = [np.mean(arrays, axis=0) / 2 for arrays in zip(*worker_gradients)]
+    optimizer.apply_gradients(zip(half, variables))
+    optimizer.apply_gradients(zip(half, variables))
+
+
+_COMBINE_WRONG = (
+    (lambda gradients, sizes: np.mean(gradients, axis=0), "plain mean"),
+    (lambda gradients, sizes: sum(n * g for n, g in zip(sizes, gradients)), "weighted sum"),
+    (lambda gradients, sizes: sum(n * g for n, g in zip(reversed(sizes), gradients)) / sum(sizes), "swapped"),
+    (lambda gradients, sizes: (sizes[0] * gradients[0] + sizes[1] * gradients[1]) / (sizes[0] + sizes[1]),
+     "three"),
+)
+_SERVER_WRONG = (
+    (_server_per_worker, "once per worker"),
+    (lambda opt, variables, grads: opt.apply_gradients(
+        zip([np.sum(a, axis=0) for a in zip(*grads)], variables)), "added"),
+    (lambda opt, variables, grads: opt.apply_gradients(zip(grads[0], variables)), "averaged"),
+    (lambda opt, variables, grads: [np.mean(a, axis=0) for a in zip(*grads)], "not updated"),
+    (_server_twice, "exactly once"),
+)
+
+register("06", "combine", judge=_judge_combine, function="combine", reference=_combine,
+         wrong=_COMBINE_WRONG,
          hint="The full-batch loss is a mean over all examples, so a micro-batch of n examples counts n "
               "times: weight each gradient by its size, add, and divide by the total size.",
          praise="Weighting by size keeps accumulation exact for any split.")
-register("06", "server_step", judge=_judge_server_step, function="server_step",
+register("06", "server_step", judge=_judge_server_step, function="server_step", reference=_server_step,
+         wrong=_SERVER_WRONG,
          hint="zip(*worker_gradients) groups the arrays per Variable; np.mean(..., axis=0) averages "
               "each group; zip the means with the variables and call apply_gradients once.")
 register("06", "sum_lr", expected=0.025,

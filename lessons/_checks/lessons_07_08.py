@@ -117,14 +117,39 @@ def _judge_accuracy(answer: Any) -> str | None:
     return None
 
 
-register("07", "flatten_size", judge=_judge_flatten_size,
+def _cross_entropy(labels: Any, logits: Any) -> Any:
+    """The course's answer to lesson 07's cross_entropy: one loss per example, with log_softmax."""
+    return -eg.sum(labels * eg.log_softmax(logits, axis=-1), axis=-1)
+
+
+def _accuracy(logits: Any, labels: Any) -> float:
+    """The course's answer to lesson 07's accuracy."""
+    return float(np.mean(np.argmax(logits.numpy(), axis=1) == labels))
+
+
+_XENT_WRONG = (
+    (lambda labels, logits: -eg.sum(labels * eg.log(eg.softmax(logits)), axis=-1), "log of a softmax"),
+    (lambda labels, logits: eg.mean(_cross_entropy(labels, logits)), "one loss per example"),
+    (lambda labels, logits: eg.sum(labels * eg.log_softmax(logits, axis=-1), axis=-1), "sign"),
+    (lambda labels, logits: -(labels.numpy() * np.log(np.exp(logits.numpy()))).sum(axis=1), "engine Tensor"),
+)
+_ACCURACY_WRONG = (
+    (lambda logits, labels: 100 * _accuracy(logits, labels), "percentage"),
+    (lambda logits, labels: 1 - _accuracy(logits, labels), "wrong predictions"),
+    (lambda logits, labels: int(np.sum(np.argmax(logits.numpy(), axis=1) == labels)), "divide"),
+    (lambda logits, labels: float(np.mean(np.argmin(logits.numpy(), axis=1) == labels)), "not right"),
+)
+
+register("07", "flatten_size", judge=_judge_flatten_size, reference=7 * 7 * 64,
          hint="The convolutions keep height and width (SAME padding); each 2×2 pooling with stride 2 "
               "halves them, rounding up. Multiply the final height, width and number of channels.")
 register("07", "cross_entropy", judge=_judge_cross_entropy, function="cross_entropy",
+         reference=_cross_entropy, wrong=_XENT_WRONG,
          hint="log p = eg.log_softmax(logits, axis=-1) never takes the log of a rounded-off zero. The loss "
               "per example is minus the sum over the class axis of labels * log p.",
          praise="That is the stable formula TensorFlow's softmax_cross_entropy_with_logits uses.")
-register("07", "accuracy", judge=_judge_accuracy, function="my_accuracy",
+register("07", "accuracy", judge=_judge_accuracy, function="my_accuracy", reference=_accuracy,
+         wrong=_ACCURACY_WRONG,
          hint="np.argmax(logits.numpy(), axis=1) gives the predicted class of each example; compare it "
               "with the labels and take the mean of the comparison.")
 
@@ -164,10 +189,10 @@ def _judge_pool_drop(answer: Any) -> str | None:
     return "answer with the name of one of the two numbers that eg.memory_info reports."
 
 
-register("08", "activation_bytes", judge=_judge_activation_bytes,
+register("08", "activation_bytes", judge=_judge_activation_bytes, reference=50 * 8 * 8 * 32 * 4,
          hint="Write down the shape of the first Conv2D's output for a batch of 50 (SAME padding keeps "
               "8×8; one channel per filter), multiply the sizes, then multiply by the bytes per float32.")
-register("08", "pool_drop", judge=_judge_pool_drop,
+register("08", "pool_drop", judge=_judge_pool_drop, reference="used_bytes",
          hint="A memory pool keeps freed blocks for the next allocation instead of returning them to "
               "the driver. Which number counts memory in use by tensors, and which the pool's total?")
 register("08", "bit_identical", expected={"a", "b", "c"},

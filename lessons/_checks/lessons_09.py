@@ -77,13 +77,36 @@ def _judge_leaky_relu(answer: Any) -> str | None:
     return None
 
 
+def _gradient_names(graph: Any) -> list[str]:
+    """The course's answer to lesson 09's gradient_names."""
+    return [g.name for g in graph.outputs[1]]
+
+
+def _leaky_relu(x: Any) -> Any:
+    """The course's answer to lesson 09's leaky_relu."""
+    return eg.where(x > 0, x, 0.1 * x)
+
+
+def _leaky_if(x: Any) -> Any:
+    if x > 0:
+        return x
+    return 0.1 * x
+
+
 register("09", "gradient_names", judge=_judge_gradient_names, function="gradient_names",
+         reference=_gradient_names, wrong=(
+             (lambda graph: [n.name for n in graph.nodes if n.op == "ReadVariable"], "Variable's value"),
+             (lambda graph: list(graph.outputs[1]), "graph tensors themselves"),
+             (lambda graph: [graph.outputs[0].name], "one name per gradient"),
+             (lambda graph: [graph.outputs[0].name] * 2, "not the gradients")),
          hint="The step returned (loss, grads), so graph.outputs holds the loss and the list of the "
               "gradients as graph tensors; each graph tensor has a .name.")
 register("09", "trace_count", expected=4,
          hint="A tensor argument counts by its shape, dtype and device; any other argument by its value. "
               "Go through the calls and count the signatures not seen before.")
-register("09", "leaky_relu", judge=_judge_leaky_relu, function="leaky_relu",
+register("09", "leaky_relu", judge=_judge_leaky_relu, function="leaky_relu", reference=_leaky_relu,
+         wrong=((_leaky_if, "Python value"), (lambda x: eg.relu(x), "not set to zero"),
+                (lambda x: x, "not right")),
          hint="eg.where(condition, a, b) picks elementwise from a where the condition holds and from b "
               "elsewhere, inside the graph.",
          praise="eg.where keeps the choice inside the graph, so every replay chooses anew.")

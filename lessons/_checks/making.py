@@ -91,7 +91,22 @@ def _judge_mse_grads(answer: Any) -> str | None:
     return None
 
 
-register("02", "mse_grads", function="mse_grads", judge=_judge_mse_grads, hint=(
+def _mse_grads(x: np.ndarray, y: np.ndarray, w: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The course's answer: dL/dw and dL/db of L = mean((x @ w + b − y)²)."""
+    e = x @ w + b - y
+    return 2 * x.T @ e / len(x), 2 * e.sum(axis=0) / len(x)
+
+
+_MSE_WRONG = (
+    (lambda x, y, w, b: tuple(g / 2 for g in _mse_grads(x, y, w, b)), "factor 2"),
+    (lambda x, y, w, b: tuple(g * len(x) for g in _mse_grads(x, y, w, b)), "factor 1/n"),
+    (lambda x, y, w, b: (_mse_grads(x, y, w, b)[0], 2 * (x @ w + b - y) / len(x)), "summed over that axis"),
+    (lambda x, y, w, b: (_mse_grads(x, y, w, b)[0].T, _mse_grads(x, y, w, b)[1]), "transpose"),
+    (lambda x, y, w, b: tuple(-g for g in _mse_grads(x, y, w, b)), "sign"),
+)
+
+register("02", "mse_grads", function="mse_grads", judge=_judge_mse_grads, reference=_mse_grads,
+         wrong=_MSE_WRONG, hint=(
     "Write e = x @ w + b − y; differentiate mean(e²) by e first, then follow the chain rule through "
     "x @ w (mind the shapes) and through the broadcast of b over the rows."),
     praise="That is what the engine's tape computed for you in this lesson.")
@@ -183,11 +198,53 @@ def _judge_adam(answer: Any) -> str | None:
                           _adam_variants)
 
 
-register("04", "momentum_update", function="momentum_update", judge=_judge_momentum, hint=(
+def _momentum_update(w: np.ndarray, g: np.ndarray, slot: np.ndarray, learning_rate: float,
+                     momentum: float) -> tuple[np.ndarray, np.ndarray]:
+    """The course's answer: one step of Momentum, slot first."""
+    slot = momentum * slot + g
+    return w - learning_rate * slot, slot
+
+
+def _adam_update(w: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray, step: int, learning_rate: float,
+                 beta1: float, beta2: float, epsilon: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The course's answer: one step of Adam (TensorFlow's form: bias correction in the rate)."""
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * g * g
+    lr = learning_rate * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
+    return w - lr * m / (np.sqrt(v) + epsilon), m, v
+
+
+def _adam_no_correction(w, g, m, v, step, learning_rate, beta1, beta2, epsilon):
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * g * g
+    return w - learning_rate * m / (np.sqrt(v) + epsilon), m, v
+
+
+def _adam_late_slots(w, g, m, v, step, learning_rate, beta1, beta2, epsilon):
+    lr = learning_rate * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
+    return w - lr * m / (np.sqrt(v) + epsilon), beta1 * m + (1 - beta1) * g, beta2 * v + (1 - beta2) * g * g
+
+
+def _adam_eps_inside(w, g, m, v, step, learning_rate, beta1, beta2, epsilon):
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * g * g
+    lr = learning_rate * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
+    return w - lr * m / np.sqrt(v + epsilon), m, v
+
+
+register("04", "momentum_update", function="momentum_update", judge=_judge_momentum,
+         reference=_momentum_update, wrong=(
+             (lambda w, g, s, lr, mu: (w - lr * s, mu * s + g), "old slot"),
+             (lambda w, g, s, lr, mu: (w - lr * g, mu * s + g), "gradient alone"),
+             (lambda w, g, s, lr, mu: (w + lr * (mu * s + g), mu * s + g), "uphill"),
+             (lambda w, g, s, lr, mu: (w - lr * g, g), "forgets its old value"),
+             (lambda w, g, s, lr, mu: (w - lr * (mu * s + g),), "return a tuple of 2")), hint=(
     "The slot is a running sum of the gradients, decayed by the momentum at every step, and the "
     "variable steps along the slot (the table of update rules above). Return (new_w, new_slot)."),
     praise="Step by step, slot included, it is eg.optimizers.Momentum.")
-register("04", "adam_update", function="adam_update", judge=_judge_adam, hint=(
+register("04", "adam_update", function="adam_update", judge=_judge_adam, reference=_adam_update,
+         wrong=((_adam_no_correction, "bias correction"), (_adam_late_slots, "old slots"),
+                (_adam_eps_inside, "inside the square root")), hint=(
     "m and v are running means of g and g·g (β₁, β₂); the step uses m / (√v + ε), with the learning "
     "rate corrected for the zeros m and v start from at step t = 1, 2, ... Return (new_w, new_m, new_v)."),
     praise="Step by step, slots included, it is eg.optimizers.Adam.")

@@ -164,7 +164,23 @@ def _judge_softsign(answer: Any) -> str | None:
     return None
 
 
-register("03", "softsign", function="make_softsign", judge=_judge_softsign, hint=(
+def _softsign_maker(vjp: Any, rule: str = "∂x = g / (1 + |x|)²") -> Any:
+    """A make_softsign(name) building softsign with this VJP (the course's answer, or a wrong one)."""
+    def make_softsign(name: str) -> Any:
+        return eg.Primitive(name, lambda xp, x: x / (1 + xp.abs(x)), vjps=[vjp], rule=rule, symbol="softsign",
+                            elementwise=True)
+    return make_softsign
+
+
+register("03", "softsign", function="make_softsign", judge=_judge_softsign,
+         reference=_softsign_maker(lambda g, y, x: g / (1 + eg.abs(x)) ** 2), wrong=(
+             (_softsign_maker(lambda g, y, x: 1 / (1 + eg.abs(x)) ** 2), "factor g is missing"),
+             (_softsign_maker(lambda g, y, x: g / (1 + eg.abs(x))), "without the square"),
+             (_softsign_maker(lambda g, y, x: g * (1 + 2 * eg.abs(x)) / (1 + eg.abs(x)) ** 2), "sign wrong"),
+             (_softsign_maker(lambda g, y, x: g / (1 + x) ** 2), "absolute value"),
+             (_softsign_maker(lambda g, y, x: eg.constant(g.numpy() / (1 + np.abs(x.numpy())) ** 2)),
+              "second derivative is None"),
+             (_softsign_maker(lambda g, y, x: g / (1 + eg.abs(x)) ** 2, rule="softsign"), "rule=")), hint=(
     "Differentiate softsign(x) = x / (1 + |x|) with the quotient rule (d|x|/dx = sign(x), and "
     "x·sign(x) = |x|). The forward works on arrays with xp; the VJP gets Tensors g, y, x and returns "
     "g times the derivative, written with engine ops; return eg.Primitive(name, forward, vjps=[vjp], "

@@ -118,7 +118,34 @@ def _one_clip(answer: Any, arrays: list, c: float, want: list, want_norm: float)
     return f"the clipped gradients are not what eg.clip_by_global_norm returns {where}."
 
 
+def _clip_by_global_norm(grads: list, clip_norm: float) -> tuple[list, Any]:
+    """The course's answer to lesson 05's global_clip_by_hand."""
+    norm = eg.sqrt(sum(eg.sum(g * g) for g in grads if g is not None))
+    scale = clip_norm / eg.maximum(norm, clip_norm)
+    return [None if g is None else g * scale for g in grads], norm
+
+
+def _clip_per_tensor(grads: list, clip_norm: float) -> tuple[list, Any]:
+    _, norm = _clip_by_global_norm(grads, clip_norm)
+    return [None if g is None else g * (clip_norm / eg.maximum(eg.sqrt(eg.sum(g * g)), clip_norm))
+            for g in grads], norm
+
+
+def _clip_no_max(grads: list, clip_norm: float) -> tuple[list, Any]:
+    norm = eg.sqrt(sum(eg.sum(g * g) for g in grads if g is not None))
+    return [None if g is None else g * (clip_norm / norm) for g in grads], norm
+
+
+def _clip_no_sqrt(grads: list, clip_norm: float) -> tuple[list, Any]:
+    norm = sum(eg.sum(g * g) for g in grads if g is not None)
+    return [None if g is None else g * (clip_norm / eg.maximum(norm, clip_norm)) for g in grads], norm
+
+
 register("05", "global_clip_by_hand", function="clip_by_global_norm_by_hand", judge=_judge_global_clip,
+         reference=_clip_by_global_norm,
+         wrong=((_clip_no_max, "scaled up"), (_clip_per_tensor, "its own norm"),
+                (_clip_no_sqrt, "square root is missing"),
+                (lambda grads, c: ([g for g in grads if g is not None], 1.0), "one entry per gradient")),
          hint=("The global norm is one number for all the gradients: the square root of the sum of every "
                "entry squared (skip the None ones). Every gradient is multiplied by the same factor, which "
                "leaves them unchanged when the norm is at most clip_norm. Return (clipped list, norm)."),
@@ -220,7 +247,62 @@ def _compare_means(out: Any, want: list, history: list, r: int) -> str | None:
     return f"the means after {count} micro-batches are not what eg.optimizers.Accumulator gives."
 
 
-register("06", "accumulator", function="GradientAccumulator", judge=_judge_accumulator, hint=(
+class _GradientAccumulator:
+    """The course's answer to lesson 06's accumulator."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.sums: list | None = None
+        self.count = 0
+
+    def add(self, grads: list) -> None:
+        if self.sums is None:
+            self.sums = [None] * len(grads)
+        self.sums = [s if g is None else (g.copy() if s is None else s + g) for s, g in zip(self.sums, grads)]
+        self.count += 1
+
+    def mean(self) -> list:
+        return [None if s is None else s / self.count for s in self.sums or []]
+
+
+class _SumAccumulator(_GradientAccumulator):
+    def mean(self) -> list:
+        return list(self.sums or [])
+
+
+class _NeverReset(_GradientAccumulator):
+    def reset(self) -> None:
+        if not hasattr(self, "sums"):
+            super().reset()
+
+
+class _CrashesOnNone(_GradientAccumulator):
+    def add(self, grads: list) -> None:
+        if self.sums is None:
+            self.sums = [np.zeros_like(g) for g in grads]
+        self.sums = [s + g for s, g in zip(self.sums, grads)]
+        self.count += 1
+
+
+class _CountsGradients(_GradientAccumulator):
+    def reset(self) -> None:
+        super().reset()
+        self.seen: list | None = None
+
+    def add(self, grads: list) -> None:
+        super().add(grads)
+        self.seen = [(k if self.seen else 0) + (g is not None) for k, g in zip(self.seen or grads, grads)]
+
+    def mean(self) -> list:
+        return [None if s is None else s / k for s, k in zip(self.sums or [], self.seen or [])]
+
+
+register("06", "accumulator", function="GradientAccumulator", judge=_judge_accumulator,
+         reference=_GradientAccumulator,
+         wrong=((_SumAccumulator, "returns the sums"), (_NeverReset, "reset()"),
+                (_CrashesOnNone, "None gradient through"), (_CountsGradients, "counts as zero")), hint=(
     "Keep one running sum per variable (None until its first gradient) and count the add calls; a None "
     "gradient adds nothing but its micro-batch still counts. mean() divides the sums by that count; "
     "reset() starts again from nothing."),
@@ -294,7 +376,27 @@ def _judge_train_step(answer: Any) -> str | None:
     return None
 
 
-register("07", "train_step", function="my_train_step", judge=_judge_train_step, hint=(
+def _train_step_with(training: bool = True, reduce: Any = eg.mean, apply: bool = True,
+                     tape_around: bool = True) -> Any:
+    """A training step: the course's answer with the defaults, a typical mistake with one changed."""
+    def my_train_step(model: Any, optimizer: Any, x: Any, y: Any) -> Any:
+        with eg.GradientTape() as tape:
+            if tape_around:
+                loss = reduce(eg.nn.sparse_softmax_cross_entropy(y, model(x, training=training)))
+        if not tape_around:
+            loss = reduce(eg.nn.sparse_softmax_cross_entropy(y, model(x, training=training)))
+        grads = tape.gradient(loss, model.trainable_variables)
+        if apply:
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+    return my_train_step
+
+
+register("07", "train_step", function="my_train_step", judge=_judge_train_step, reference=_train_step_with(),
+         wrong=((_train_step_with(tape_around=False), "inside the `with"),
+                (_train_step_with(reduce=eg.sum), "sum over the batch"),
+                (_train_step_with(apply=False), "apply them"),
+                (_train_step_with(training=False), "training=False")), hint=(
     "Inside `with eg.GradientTape() as tape:` run the model with training=True and take the mean of "
     "eg.nn.sparse_softmax_cross_entropy(y, logits); then tape.gradient(loss, "
     "model.trainable_variables) and optimizer.apply_gradients of the (gradient, variable) pairs. "

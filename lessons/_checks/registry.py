@@ -23,6 +23,9 @@ class Exercise:
     #: The course's own answer, beside the registration (never imported by a lesson): the value, or
     #: for a function exercise the function. The tests and the graded assignments judge it.
     reference: Any = None
+    #: Typical wrong answers of a function exercise, each with a fragment of the sentence its judge
+    #: gives it (the mistake it names): the tests prove each is refused with that diagnosis.
+    wrong: tuple[tuple[Any, str], ...] = ()
 
 
 #: Every registered exercise, by (lesson, name).
@@ -33,13 +36,15 @@ _NOTHING = object()
 
 def register(lesson: str, name: str, *, hint: str, expected: Any = _NOTHING, judge: Judge | None = None,
              praise: str = "", rtol: float = 1e-4, atol: float = 1e-6, function: str = "",
-             reference: Any = None) -> None:
+             reference: Any = None, wrong: tuple[tuple[Any, str], ...] = ()) -> None:
     """Add an exercise: give either ``expected`` (a value to compare with) or ``judge``.
 
     ``function``: the answer is a function the learner wrote under this name; anything that is not
     callable gets "pass the function itself" before the judge sees it.
     ``reference``: the course's own answer (a value, or the function for a function exercise), kept
-    beside the registration for the tests and the graded assignments; the judge must accept it.
+    beside the registration for the tests and the graded assignments; the judge must accept it. For
+    ``expected=`` it defaults to the expected value.
+    ``wrong``: typical wrong answers, ``(answer, fragment of the judge's sentence that names it)``.
     """
     if (expected is _NOTHING) == (judge is None):
         raise ValueError(f"register({lesson!r}, {name!r}): give exactly one of expected= or judge=.")
@@ -48,7 +53,10 @@ def register(lesson: str, name: str, *, hint: str, expected: Any = _NOTHING, jud
         raise ValueError(f"Exercise {name!r} of lesson {lesson!r} is registered twice.")
     if judge is None:
         judge = close_to(expected, rtol=rtol, atol=atol)
-    EXERCISES[key] = Exercise(key[0], key[1], judge, hint.strip(), praise.strip(), function, reference)
+        if reference is None:
+            reference = expected
+    EXERCISES[key] = Exercise(key[0], key[1], judge, hint.strip(), praise.strip(), function, reference,
+                              tuple(wrong))
 
 
 def evaluate(lesson: str, name: str, answer: Any, *, time_limit: float | None = None) -> tuple[bool, str]:
