@@ -79,7 +79,7 @@ CASES_MAKING: dict[tuple[str, str], Case] = {
         ],
     ),
     ("05", "global_clip_by_hand"): Case(wrong=[(lambda: clip_by_engine, "calls eg.clip_by_global_norm")]),
-    ("06", "accumulator"): Case(wrong=[(lambda: ByEngine, "runs eg.optimizers.Accumulator")]),
+    ("06", "accumulator"): Case(wrong=[(lambda: ByEngine, "calls eg.optimizers.Accumulator")]),
     ("07", "train_step"): Case(wrong=[(lambda: train_step_by_engine, "calls eg.training.train_step")]),
 }
 CASES.update(CASES_MAKING)

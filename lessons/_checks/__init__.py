@@ -69,6 +69,8 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
+
 from . import (  # noqa: F401 (they register)
     lessons_01_03,
     lessons_04_06,
@@ -81,12 +83,13 @@ from . import (  # noqa: F401 (they register)
     registry,
 )
 from .compare import Judge, _compare, _compare_numbers, close_to  # noqa: F401 (the helpers: as before)
-from .registry import EXERCISES, Exercise, check, checker, evaluate, register
+from .registry import EXERCISES, Exercise, check, checker, evaluate, hint, register
 from .seal import seal as _seal
 from .timelimit import TIME_LIMIT_S
 
-__all__ = ["Exercise", "EXERCISES", "TIME_LIMIT_S", "register", "evaluate", "check", "checker", "close_to",
-           "Judge"]
+__all__ = ["Exercise", "EXERCISES", "TIME_LIMIT_S", "register", "evaluate", "check", "checker", "hint",
+           "close_to", "Judge"]
 
-_seal((m for n, m in list(sys.modules.items()) if n == __name__ or n.startswith(__name__ + ".")),
-      EXERCISES, ("evaluate", "check", "checker"), home=registry)
+# The package's modules and NumPy's (whose functions the judges call) are sealed.
+_seal([m for n, m in list(sys.modules.items()) if n == __name__ or n.startswith(__name__ + ".")]
+      + [np, np.linalg], EXERCISES, ("evaluate", "check", "checker", "hint"), home=registry)

@@ -9,6 +9,7 @@ import numpy as np
 import engine as eg
 
 from .compare import _compare_numbers
+from .forbidden import _calls_to, _refusal
 from .plain import _is_tensor
 from .registry import register
 
@@ -35,15 +36,24 @@ def _judge_landing_device(answer: Any) -> str | None:
     return None if text == wanted else "that is not where the tensor ends up on this machine."
 
 
-register("01", "floor_mod", expected=(-4, 3),
+register("01", "floor_mod",
+         idea=("Floor division rounds down, towards minus infinity, and the remainder is whatever makes "
+               "the quotient times the divisor plus the remainder give back the dividend."),
+         expected=(-4, 3),
          hint="Floor division rounds down, towards minus infinity, not towards zero. The remainder "
               "then makes a == b * q + r true, and it takes the sign of the divisor b.",
          praise="Python, NumPy and TensorFlow's floordiv/floormod all round this way.")
-register("01", "float32_product", judge=_judge_float32_product,
+register("01", "float32_product",
+         idea=("A tensor keeps the dtype it was made with, and an operation on two tensors keeps theirs: "
+               "decide the dtype where the numbers enter."),
+         judge=_judge_float32_product,
          reference=eg.constant(np.linspace(0.0, 1.0, 5), dtype="float32") * eg.constant([1.0, 2, 3, 4, 5]),
          hint="NumPy arrays keep their dtype (float64). Make the tensor float32 when you create it "
               "(eg.constant(array, dtype='float32')) or convert it with eg.cast(t, 'float32').")
-register("01", "landing_device", judge=_judge_landing_device,
+register("01", "landing_device",
+         idea=("A tensor can tell where it lives; without the device that was asked for, soft placement "
+               "chooses another one."),
+         judge=_judge_landing_device,
          reference="gpu:0" if eg.gpu_available() else "cpu:0",
          hint="Create a tensor inside the exercise's `with eg.device(...)` block and print its "
               "`.device`. Without a GPU, soft placement decides where it goes.",
@@ -61,11 +71,14 @@ def _judge_sgd_step(answer: Any) -> str | None:
     g1, g2 = eg.constant([0.5, -1.0]), eg.constant(2.0)
     before = [v.numpy() for v in (v1, v2, v3)]
     lr = 0.1
-    try:
-        answer([(g1, v1), (g2, v2), (None, v3)], lr)
-    except Exception as exc:
-        return (f"calling sgd_step(pairs, 0.1) raised {type(exc).__name__}: {exc}. Does it skip "
-                "a pair whose gradient is None?")
+    with _calls_to("apply_gradients") as called:
+        try:
+            answer([(g1, v1), (g2, v2), (None, v3)], lr)
+        except Exception as exc:
+            return (f"calling sgd_step(pairs, 0.1) raised {type(exc).__name__}: {exc}. Does it skip "
+                    "a pair whose gradient is None?")
+    if called:
+        return _refusal(called, "the exercise is to write the step yourself, one assign_sub per pair.")
     after = [v.numpy() for v in (v1, v2, v3)]
     grads = [g1.numpy(), g2.numpy(), np.zeros(1, np.float32)]
     if not np.array_equal(after[2], before[2]):
@@ -140,15 +153,24 @@ def _sse(pred: Any, target: Any) -> Any:
     return eg.sum((eg.squeeze(pred, axis=1) - target) ** 2)
 
 
-register("02", "partials", expected=(6.0, -3.0),
+register("02", "partials",
+         idea=("A partial derivative holds every other argument fixed; the engine can turn a Python "
+               "function into the function of its partial derivatives."),
+         expected=(6.0, -3.0),
          hint="Write h as a Python function of two arguments and pass it to eg.gradients_function; "
               "call the result with the two numbers, in the same order as the arguments.")
-register("02", "sgd_step", judge=_judge_sgd_step, function="sgd_step", reference=_sgd_step,
+register("02", "sgd_step",
+         idea=("A descent step moves each variable a little against its gradient, changing the Variable "
+               "itself; a variable without a gradient is left alone."),
+         judge=_judge_sgd_step, function="sgd_step", reference=_sgd_step,
          wrong=((_sgd_rebinds, "did not change"), (_sgd_uphill, "uphill"), (_sgd_no_lr, "learning rate"),
                 (_sgd_no_none_check, "None")),
          hint="Loop over the (gradient, variable) pairs; skip a pair whose gradient is None; "
               "otherwise call variable.assign_sub(learning_rate * gradient).")
-register("02", "fix_broadcast", judge=_judge_sse, function="sse", reference=_sse,
+register("02", "fix_broadcast",
+         idea=("Subtracting tensors of different shapes broadcasts them into a table; line the shapes up "
+               "so that each prediction meets its own target."),
+         judge=_judge_sse, function="sse", reference=_sse,
          wrong=((lambda pred, target: eg.sum((pred - target) ** 2), "broadcasting"),
                 (lambda pred, target: eg.mean((eg.reshape(target, (-1, 1)) - pred) ** 2), "mean"),
                 (lambda pred, target: float(np.sum((pred.numpy()[:, 0] - target.numpy()) ** 2)),
@@ -162,13 +184,21 @@ register("02", "fix_broadcast", judge=_judge_sse, function="sse", reference=_sse
 # Lesson 03: GradientTape
 # ===================================================================================================
 
-register("03", "third_derivative", expected=0.5,
+register("03", "third_derivative",
+         idea=("A tape can record what another tape computes, so each derivative taken inside an outer "
+               "tape can be differentiated again."),
+         expected=0.5,
          hint="Nest three tapes. Take the first derivative inside the two outer blocks and the "
               "second inside the outermost block, so that each outer tape records the derivative "
               "of the tape inside it; take the third after all blocks.")
-register("03", "watch_constant", expected=29.0,
+register("03", "watch_constant",
+         idea=("A tape only follows what it was told to follow: Variables by themselves, other tensors "
+               "only when watched."),
+         expected=29.0,
          hint="A constant is not watched automatically: call tape.watch(x) inside the block, before "
               "the ops that use x.")
-register("03", "jacobian", expected=np.array([[3.0, 2.0], [1.0, 1.0], [0.0, 6.0]]),
+register("03", "jacobian",
+         idea=("A Jacobian holds one row per output entry and one column per input entry."),
+         expected=np.array([[3.0, 2.0], [1.0, 1.0], [0.0, 6.0]]),
          hint="Build y with eg.stack from its three entries inside the tape, then call "
               "tape.jacobian(y, x): row i holds the derivatives of y[i] by x[0] and x[1].")

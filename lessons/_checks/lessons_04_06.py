@@ -8,7 +8,7 @@ import numpy as np
 
 import engine as eg
 
-from .forbidden import _calls_to
+from .forbidden import _calls_to, _refusal
 from .plain import _is_tensor, _plain_numbers
 from .registry import register
 
@@ -140,21 +140,33 @@ _SCALE_WRONG = (
     (_scale_in_place, "changed the list"),
 )
 
-register("04", "decay_half", expected=2.125,
+register("04", "decay_half",
+         idea=("Each step keeps the same fraction of the distance to the minimum, so the distances "
+               "shrink geometrically."),
+         expected=2.125,
          hint="Each step keeps the fraction (1 - decay) of the distance to b, so after n steps "
               "x = b + (x0 - b) * (1 - decay)**n. descent_trace(decay, steps) lets you check the table.")
-register("04", "scale_pairs", judge=_judge_scale_pairs, function="scale_pairs", reference=_scale_pairs,
+register("04", "scale_pairs",
+         idea=("A gradient transform builds new (gradient, variable) pairs and leaves the variables, the "
+               "pairs it was given and the missing gradients as they are."),
+         judge=_judge_scale_pairs, function="scale_pairs", reference=_scale_pairs,
          wrong=_SCALE_WRONG,
          hint="Loop over the pairs (a list comprehension works), keep each variable as it is, and "
               "multiply only the gradients that are not None.",
          praise="This is the shape of every gradient transform: clipping, averaging, noise.")
-register("04", "stable_rate", judge=_judge_stable_rate,
+register("04", "stable_rate",
+         idea=("Along each principal direction of the curvature a step multiplies the distance by the "
+               "same factor; every one of those factors must stay smaller than one in size."),
+         judge=_judge_stable_rate,
          reference=2.0 / float(np.linalg.eigvalsh(np.array([[5.0, 2.0], [2.0, 2.0]])).max()),
          hint="Along each eigenvector of the Hessian (curvature λ), a step multiplies the distance to "
               "the minimum by 1 − ηλ. The Hessian of f comes from nested tapes or tape.jacobian of the "
               "gradient (lesson 03); np.linalg.eigvalsh gives its eigenvalues.",
          praise="Every direction must satisfy |1 − ηλ| < 1; the steepest one sets the limit, 2/λ_max.")
-register("04", "adam_slots", expected=(0.58, 0.019996),
+register("04", "adam_slots",
+         idea=("The slots are running averages, started from zero and updated once per gradient, kept "
+               "before any correction."),
+         expected=(0.58, 0.019996),
          hint="Start from m = v = 0 and apply m <- beta1*m + (1 - beta1)*g and "
               "v <- beta2*v + (1 - beta2)*g**2 once per gradient. The slots hold these raw running "
               "means, before the bias correction.")
@@ -172,7 +184,7 @@ def _judge_clip_rows(answer: Any) -> str | None:
     want = rows * c / np.maximum(norms, c)
     whole = rows * c / max(float(np.sqrt(np.sum(rows**2))), c)
 
-    with _calls_to("clip_by_norm") as called:
+    with _calls_to("clip_by_norm", "clip_by_global_norm", "global_norm") as called:
         try:
             with np.errstate(all="ignore"):  # a NaN from a zero row is reported below, not warned about
                 out = answer(t, c)
@@ -181,8 +193,7 @@ def _judge_clip_rows(answer: Any) -> str | None:
         else:
             failed = None
     if called:
-        return ("it calls eg.clip_by_norm (under whatever name); build the clip from sqrt, sum and "
-                "maximum instead.")
+        return _refusal(called, "the exercise is to build the clip yourself, from the row lengths.")
     if failed is not None:
         return failed
     if not _is_tensor(out):
@@ -221,16 +232,25 @@ _ROWS_WRONG = (
     (lambda t, c: t, "nothing was clipped"),
 )
 
-register("05", "clip_rows", judge=_judge_clip_rows, function="clip_rows", reference=_clip_rows,
+register("05", "clip_rows",
+         idea=("Clipping by norm shrinks what is too long to the limit and leaves what is short alone; "
+               "here each row is measured and clipped on its own."),
+         judge=_judge_clip_rows, function="clip_rows", reference=_clip_rows,
          wrong=_ROWS_WRONG,
          hint="Compute each row's length with sqrt(sum(t * t, axis=1, keepdims=True)); then scale t by "
               "c divided by the larger of that length and c (eg.maximum).",
          praise="That is exactly the formula behind clip_by_norm.")
-register("05", "global_clip", expected=(13.0, 0.5),
+register("05", "global_clip",
+         idea=("The global norm measures all gradients together as one long vector; clipping scales "
+               "every gradient by the same factor."),
+         expected=(13.0, 0.5),
          hint="The global norm is the length of all entries of all gradients together: the square root "
               "of the sum of all their squares. When it exceeds clip_norm, every gradient is multiplied "
               "by clip_norm divided by it.")
-register("05", "keeps_direction", expected={"global norm"},
+register("05", "keeps_direction",
+         idea=("A direction survives only when everything is multiplied by one and the same positive "
+               "factor."),
+         expected={"global norm"},
          hint="A direction survives when every entry of every gradient is multiplied by one and the same "
               "positive number. Which methods use a single factor for everything, whatever the gradients?")
 
@@ -342,14 +362,22 @@ _SERVER_WRONG = (
     (_server_twice, "exactly once"),
 )
 
-register("06", "combine", judge=_judge_combine, function="combine", reference=_combine,
+register("06", "combine",
+         idea=("The full-batch loss is a mean over every example, so each micro-batch counts as many "
+               "times as it has examples."),
+         judge=_judge_combine, function="combine", reference=_combine,
          wrong=_COMBINE_WRONG,
          hint="The full-batch loss is a mean over all examples, so a micro-batch of n examples counts n "
               "times: weight each gradient by its size, add, and divide by the total size.",
          praise="Weighting by size keeps accumulation exact for any split.")
-register("06", "server_step", judge=_judge_server_step, function="server_step", reference=_server_step,
+register("06", "server_step",
+         idea=("The server averages what the workers send, variable by variable, then updates once."),
+         judge=_judge_server_step, function="server_step", reference=_server_step,
          wrong=_SERVER_WRONG,
          hint="zip(*worker_gradients) groups the arrays per Variable; np.mean(..., axis=0) averages "
               "each group; zip the means with the variables and call apply_gradients once.")
-register("06", "sum_lr", expected=0.025,
+register("06", "sum_lr",
+         idea=("Adding gradients instead of averaging them multiplies the step; the learning rate can "
+               "undo that factor."),
+         expected=0.025,
          hint="Adding k gradients gives k times their mean. The learning rate has to undo that factor.")

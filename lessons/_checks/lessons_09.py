@@ -93,18 +93,27 @@ def _leaky_if(x: Any) -> Any:
     return 0.1 * x
 
 
-register("09", "gradient_names", judge=_judge_gradient_names, function="gradient_names",
+register("09", "gradient_names",
+         idea=("Every tensor of a graph has a name, and a graph returns what its traced function "
+               "returned."),
+         judge=_judge_gradient_names, function="gradient_names",
          reference=_gradient_names, wrong=(
              (lambda graph: [n.name for n in graph.nodes if n.op == "ReadVariable"], "Variable's value"),
-             (lambda graph: list(graph.outputs[1]), "graph tensors themselves"),
-             (lambda graph: [graph.outputs[0].name], "one name per gradient"),
-             (lambda graph: [graph.outputs[0].name] * 2, "not the gradients")),
+            (lambda graph: list(graph.outputs[1]), "graph tensors themselves"),
+            (lambda graph: [graph.outputs[0].name], "one name per gradient"),
+            (lambda graph: [graph.outputs[0].name] * 2, "not the gradients")),
          hint="The step returned (loss, grads), so graph.outputs holds the loss and the list of the "
               "gradients as graph tensors; each graph tensor has a .name.")
-register("09", "trace_count", expected=4,
+register("09", "trace_count",
+         idea=("A traced function traces again only for a signature it has not seen; work out what makes "
+               "two calls' signatures the same."),
+         expected=4,
          hint="A tensor argument counts by its shape, dtype and device; any other argument by its value. "
               "Go through the calls and count the signatures not seen before.")
-register("09", "leaky_relu", judge=_judge_leaky_relu, function="leaky_relu", reference=_leaky_relu,
+register("09", "leaky_relu",
+         idea=("A graph cannot ask a tensor for a Python value while tracing; the choice between two "
+               "values has to be an op of the graph."),
+         judge=_judge_leaky_relu, function="leaky_relu", reference=_leaky_relu,
          wrong=((_leaky_if, "Python value"), (lambda x: eg.relu(x), "not set to zero"),
                 (lambda x: x, "not right")),
          hint="eg.where(condition, a, b) picks elementwise from a where the condition holds and from b "

@@ -15,9 +15,12 @@ import numpy as np
 
 import engine as eg
 
-from .forbidden import _calls_to
+from .forbidden import _calls_to, _refusal
 from .plain import _plain_numbers
 from .registry import register
+
+#: The draws of the random inputs: fixed, so that a verdict never depends on luck.
+_SEED = 20260
 
 
 def _arrays(out: Any, n: int, what: str) -> list[np.ndarray] | str:
@@ -53,7 +56,7 @@ def _engine_mse_grads(x: np.ndarray, y: np.ndarray, w: np.ndarray, b: np.ndarray
 
 
 def _judge_mse_grads(answer: Any) -> str | None:
-    rng = np.random.default_rng()
+    rng = np.random.default_rng(_SEED)  # fixed: the same answer gets the same verdict on every run
     for n, k in ((20, 3), (7, 1), (5, 4)):
         x, y = rng.normal(size=(n, k)), rng.normal(size=(n, 1))
         w, b = rng.normal(size=(k, 1)), rng.normal(size=(1,))
@@ -64,8 +67,8 @@ def _judge_mse_grads(answer: Any) -> str | None:
             except Exception as exc:  # noqa: BLE001
                 return f"calling it with x of shape {(n, k)} raised {type(exc).__name__}: {exc}"
         if called:
-            return ("it asks the engine for the gradient (a tape or eg.gradients_function): the exercise is "
-                    "to write the formula yourself.")
+            return _refusal(called, "it asks the engine for the gradient; the exercise is to write the "
+                                    "formula yourself.")
         got = _arrays(out, 2, "dL/dw, dL/db")
         if isinstance(got, str):
             return got
@@ -105,7 +108,11 @@ _MSE_WRONG = (
     (lambda x, y, w, b: tuple(-g for g in _mse_grads(x, y, w, b)), "sign"),
 )
 
-register("02", "mse_grads", function="mse_grads", judge=_judge_mse_grads, reference=_mse_grads,
+register("02", "mse_grads",
+         idea=("Differentiate the loss by the error first, then follow the chain rule back to each "
+               "parameter; a parameter that was broadcast collects the gradient of every place it was "
+               "used."),
+         function="mse_grads", judge=_judge_mse_grads, reference=_mse_grads,
          wrong=_MSE_WRONG, hint=(
     "Write e = x @ w + b − y; differentiate mean(e²) by e first, then follow the chain rule through "
     "x @ w (mind the shapes) and through the broadcast of b over the rows."),
@@ -118,7 +125,7 @@ register("02", "mse_grads", function="mse_grads", judge=_judge_mse_grads, refere
 def _run_optimizer(answer: Callable, make: Callable, slots: tuple[str, ...], call: Callable,
                    variants: Callable, shapes=((3, 2), ())) -> str | None:
     """Run ``eg.optimizers`` and the learner's update side by side for 5 steps of random gradients."""
-    rng = np.random.default_rng()
+    rng = np.random.default_rng(_SEED)  # fixed: the same answer gets the same verdict on every run
     for shape in shapes:
         w0 = rng.normal(size=shape)
         var, opt = eg.Variable(w0), make()
@@ -127,14 +134,14 @@ def _run_optimizer(answer: Callable, make: Callable, slots: tuple[str, ...], cal
             g = rng.normal(size=shape)
             opt.apply_gradients([(eg.constant(g), var)])
             want = [var.numpy()] + [opt.get_slot(var, s).numpy() for s in slots]
-            with _calls_to("apply_gradients") as called:
+            with _calls_to("apply_gradients", "momentum_update", "adam_update") as called:
                 try:
                     out = call(answer, w.copy(), g.copy(), [s.copy() for s in state], step)
                 except Exception as exc:  # noqa: BLE001
                     return f"at step {step} (shape {shape}) calling it raised {type(exc).__name__}: {exc}"
             if called:
-                return ("it runs one of the engine's optimizers: the exercise is to write the update "
-                        "yourself, with NumPy.")
+                return _refusal(called, "it runs the engine's optimizers; the exercise is to write the "
+                                        "update yourself, with NumPy.")
             got = _arrays(out, 1 + len(slots), "the new variable, then the new slots")
             if isinstance(got, str):
                 return got
@@ -170,7 +177,7 @@ def _momentum_variants(w, g, state, step):
 
 def _judge_momentum(answer: Any) -> str | None:
     return _run_optimizer(answer, lambda: eg.optimizers.Momentum(LR, momentum=MU), ("momentum",),
-                          lambda f, w, g, st, step: f(w, g, st[0], LR, MU), _momentum_variants)
+                         lambda f, w, g, st, step: f(w, g, st[0], LR, MU), _momentum_variants)
 
 
 B1, B2, EPS, LR_ADAM = 0.9, 0.999, 1e-7, 0.01
@@ -193,9 +200,9 @@ def _adam_variants(w, g, state, step):
 
 def _judge_adam(answer: Any) -> str | None:
     return _run_optimizer(answer, lambda: eg.optimizers.Adam(LR_ADAM, beta1=B1, beta2=B2, epsilon=EPS),
-                          ("m", "v"),
-                          lambda f, w, g, st, step: f(w, g, st[0], st[1], step, LR_ADAM, B1, B2, EPS),
-                          _adam_variants)
+                         ("m", "v"),
+                         lambda f, w, g, st, step: f(w, g, st[0], st[1], step, LR_ADAM, B1, B2, EPS),
+                         _adam_variants)
 
 
 def _momentum_update(w: np.ndarray, g: np.ndarray, slot: np.ndarray, learning_rate: float,
@@ -232,17 +239,23 @@ def _adam_eps_inside(w, g, m, v, step, learning_rate, beta1, beta2, epsilon):
     return w - lr * m / np.sqrt(v + epsilon), m, v
 
 
-register("04", "momentum_update", function="momentum_update", judge=_judge_momentum,
+register("04", "momentum_update",
+         idea=("Momentum keeps a decaying running sum of the gradients, and the variable moves along "
+               "that sum, not along the gradient alone."),
+         function="momentum_update", judge=_judge_momentum,
          reference=_momentum_update, wrong=(
              (lambda w, g, s, lr, mu: (w - lr * s, mu * s + g), "old slot"),
-             (lambda w, g, s, lr, mu: (w - lr * g, mu * s + g), "gradient alone"),
-             (lambda w, g, s, lr, mu: (w + lr * (mu * s + g), mu * s + g), "uphill"),
-             (lambda w, g, s, lr, mu: (w - lr * g, g), "forgets its old value"),
-             (lambda w, g, s, lr, mu: (w - lr * (mu * s + g),), "return a tuple of 2")), hint=(
+            (lambda w, g, s, lr, mu: (w - lr * g, mu * s + g), "gradient alone"),
+            (lambda w, g, s, lr, mu: (w + lr * (mu * s + g), mu * s + g), "uphill"),
+            (lambda w, g, s, lr, mu: (w - lr * g, g), "forgets its old value"),
+            (lambda w, g, s, lr, mu: (w - lr * (mu * s + g),), "return a tuple of 2")), hint=(
     "The slot is a running sum of the gradients, decayed by the momentum at every step, and the "
     "variable steps along the slot (the table of update rules above). Return (new_w, new_slot)."),
     praise="Step by step, slot included, it is eg.optimizers.Momentum.")
-register("04", "adam_update", function="adam_update", judge=_judge_adam, reference=_adam_update,
+register("04", "adam_update",
+         idea=("Adam keeps running means of the gradient and of its square, steps by their ratio, and "
+               "corrects for the zeros both means start from."),
+         function="adam_update", judge=_judge_adam, reference=_adam_update,
          wrong=((_adam_no_correction, "bias correction"), (_adam_late_slots, "old slots"),
                 (_adam_eps_inside, "inside the square root")), hint=(
     "m and v are running means of g and g·g (β₁, β₂); the step uses m / (√v + ε), with the learning "

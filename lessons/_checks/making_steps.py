@@ -18,9 +18,12 @@ from engine import training as _training
 from engine.nn import losses as _losses
 from engine.optimizers import accumulation as _accumulation
 
-from .forbidden import _calls_to
+from .forbidden import _calls_to, _refusal
 from .plain import _is_tensor, _plain_numbers
 from .registry import register
+
+#: The draws of the random inputs: fixed, so that a verdict never depends on luck.
+_SEED = 20260
 
 #: The engine's own functions, captured at import (a cell may rebind eg.clip_by_global_norm).
 _engine_clip = _clipping.clip_by_global_norm
@@ -45,7 +48,7 @@ _LISTS = (((3,), None, (2, 2), ()), ((4,), (2, 3)), (None, (5,), None))
 
 
 def _judge_global_clip(answer: Any) -> str | None:
-    rng = np.random.default_rng()
+    rng = np.random.default_rng(_SEED)  # fixed: the same answer gets the same verdict on every run
     for shapes in _LISTS:
         arrays = [None if s is None else rng.normal(size=s) for s in shapes]
         total = float(np.sqrt(sum(np.sum(a * a) for a in arrays if a is not None)))
@@ -61,15 +64,14 @@ def _judge_global_clip(answer: Any) -> str | None:
 
 def _one_clip(answer: Any, arrays: list, c: float, want: list, want_norm: float) -> str | None:
     where = f"(for {len(arrays)} gradients, {sum(a is None for a in arrays)} of them None)"
-    with _calls_to("clip_by_global_norm") as called:
+    with _calls_to("clip_by_global_norm", "clip_by_norm", "global_norm") as called:
         try:
             out = answer([None if a is None else eg.constant(a) for a in arrays], c)
         except Exception as exc:  # noqa: BLE001
             return (f"calling it raised {type(exc).__name__}: {exc} {where}. Does it let a None gradient "
                     "through?")
     if called:
-        return ("it calls eg.clip_by_global_norm (under whatever name): build the clip from sum, sqrt and "
-                "maximum yourself.")
+        return _refusal(called, "the exercise is to build the clip yourself, from the global norm.")
     if type(out) not in (tuple, list) or len(out) != 2:
         return "return a tuple of 2: (the list of clipped gradients, the global norm)."
     clipped, norm = out
@@ -141,7 +143,10 @@ def _clip_no_sqrt(grads: list, clip_norm: float) -> tuple[list, Any]:
     return [None if g is None else g * (clip_norm / eg.maximum(norm, clip_norm)) for g in grads], norm
 
 
-register("05", "global_clip_by_hand", function="clip_by_global_norm_by_hand", judge=_judge_global_clip,
+register("05", "global_clip_by_hand",
+         idea=("One norm for all the gradients together, and one factor for all of them, which leaves "
+               "them alone when they are short enough; a missing gradient stays missing."),
+         function="clip_by_global_norm_by_hand", judge=_judge_global_clip,
          reference=_clip_by_global_norm,
          wrong=((_clip_no_max, "scaled up"), (_clip_per_tensor, "its own norm"),
                 (_clip_no_sqrt, "square root is missing"),
@@ -158,11 +163,11 @@ _SHAPES = ((3,), (2, 2), ())
 # Which gradients are None, micro-batch by micro-batch, in each of the two rounds (reset in between):
 # in round 1 the second variable misses one micro-batch, in round 2 it gets none at all.
 _ROUNDS = (((False, False, False), (False, True, False), (False, False, True)),
-           ((False, True, False), (False, True, False)))
+          ((False, True, False), (False, True, False)))
 
 
 def _judge_accumulator(answer: Any) -> str | None:
-    rng = np.random.default_rng()
+    rng = np.random.default_rng(_SEED)  # fixed: the same answer gets the same verdict on every run
     variables = [eg.Variable(np.zeros(s)) for s in _SHAPES]
     reference = _engine_accumulator()
     with _calls_to("accumulator_add") as called:
@@ -184,8 +189,7 @@ def _judge_accumulator(answer: Any) -> str | None:
                     more = " Does add let a None gradient through?" if any(nones) else ""
                     return f"add(grads) raised {type(exc).__name__}: {exc}.{more}"
             if called:
-                return ("it runs eg.optimizers.Accumulator: the exercise is to write the accumulator "
-                        "yourself.")
+                return _refusal(called, "the exercise is to write the accumulator yourself.")
         history.append(rounds)
         try:
             out = acc.mean()
@@ -299,7 +303,10 @@ class _CountsGradients(_GradientAccumulator):
         return [None if s is None else s / k for s, k in zip(self.sums or [], self.seen or [])]
 
 
-register("06", "accumulator", function="GradientAccumulator", judge=_judge_accumulator,
+register("06", "accumulator",
+         idea=("An accumulator remembers a running sum per variable and how many micro-batches it saw; a "
+               "missing gradient adds nothing but its micro-batch still counts."),
+         function="GradientAccumulator", judge=_judge_accumulator,
          reference=_GradientAccumulator,
          wrong=((_SumAccumulator, "returns the sums"), (_NeverReset, "reset()"),
                 (_CrashesOnNone, "None gradient through"), (_CountsGradients, "counts as zero")), hint=(
@@ -317,7 +324,7 @@ _LR, _STEPS, _BATCH = 0.5, 3, 12
 def _small_model(x: np.ndarray) -> Any:
     # seeded layers: the check draws nothing from the global generator (a lesson's later cells keep theirs)
     model = eg.layers.Sequential([eg.layers.Dense(8, activation="relu", seed=1),
-                                  eg.layers.Dropout(0.5, seed=3), eg.layers.Dense(4, seed=2)])
+                                 eg.layers.Dropout(0.5, seed=3), eg.layers.Dense(4, seed=2)])
     model(x[:1])  # builds the layers
     return model
 
@@ -327,7 +334,7 @@ def _weights(model: Any) -> list[np.ndarray]:
 
 
 def _judge_train_step(answer: Any) -> str | None:
-    rng = np.random.default_rng()
+    rng = np.random.default_rng(_SEED)  # fixed: the same answer gets the same verdict on every run
     x = rng.normal(size=(_BATCH, 6)).astype(np.float32)
     y = rng.integers(0, 4, size=_BATCH)
     reference, mine = _small_model(x), _small_model(x)
@@ -347,8 +354,8 @@ def _judge_train_step(answer: Any) -> str | None:
                         "only records what runs inside it." if "no gradients" in str(exc) else "")
                 return f"at step {step} calling it raised {type(exc).__name__}: {exc}{more}"
         if called:
-            return ("it calls eg.training.train_step (under whatever name): write the tape, the loss, the "
-                    "gradients and the update yourself.")
+            return _refusal(called, "the exercise is to write the tape, the loss, the gradients and the "
+                                    "update yourself.")
         loss = _plain_numbers(out, "the loss it returns ")
         if isinstance(loss, str):
             return loss + " Return the mean loss of the batch."
@@ -392,7 +399,10 @@ def _train_step_with(training: bool = True, reduce: Any = eg.mean, apply: bool =
     return my_train_step
 
 
-register("07", "train_step", function="my_train_step", judge=_judge_train_step, reference=_train_step_with(),
+register("07", "train_step",
+         idea=("A training step records the forward pass and the loss on a tape, asks it for the "
+               "gradients of the loss, and lets the optimizer apply them."),
+         function="my_train_step", judge=_judge_train_step, reference=_train_step_with(),
          wrong=((_train_step_with(tape_around=False), "inside the `with"),
                 (_train_step_with(reduce=eg.sum), "sum over the batch"),
                 (_train_step_with(apply=False), "apply them"),
