@@ -12,6 +12,7 @@ from .compare import _compare_numbers
 from .forbidden import _calls_to, _refusal
 from .plain import _is_tensor
 from .registry import register
+from .through import flows_back, watching
 
 # ===================================================================================================
 # Lesson 01: tensors and devices
@@ -97,25 +98,34 @@ def _judge_sgd_step(answer: Any) -> str | None:
 
 def _judge_sse(answer: Any) -> str | None:
     rng = np.random.default_rng(7)
-    pred = eg.constant(rng.normal(size=(4, 1)).astype(np.float32))
-    target = eg.constant(rng.normal(size=(4,)).astype(np.float32))
-    try:
-        out = answer(pred, target)
-    except Exception as exc:
-        return f"calling your function on shapes (4, 1) and (4,) raised {type(exc).__name__}: {exc}."
-    if not _is_tensor(out):
-        return "return an engine Tensor built with engine ops, so that it can be differentiated."
-    if out.size != 1:
-        return f"it returns shape {out.shape}; a loss is a single number (shape ())."
-    p, t = pred.numpy().astype(np.float64), target.numpy().astype(np.float64)
-    got = float(out.item())
-    if np.isclose(got, np.sum((p - t) ** 2), rtol=1e-5):
-        return "it still sums the whole table that broadcasting builds: line the shapes up first."
-    if np.isclose(got, np.mean((p[:, 0] - t) ** 2), rtol=1e-5):
-        return "that is the mean; the exercise asks for the sum of squared errors."
-    if np.isclose(got, np.sum((p[:, 0] - t) ** 2), rtol=1e-5):
-        return None
-    return "the value is not the sum of squared errors of the matching pairs."
+    for n, dtype in ((4, np.float32), (6, np.float64)):  # several calls, both float dtypes
+        pred = eg.constant(rng.normal(size=(n, 1)).astype(dtype))
+        target = eg.constant(rng.normal(size=(n,)).astype(dtype))
+        tape = watching([pred, target])
+        try:
+            out = answer(pred, target)
+        except Exception as exc:
+            return f"calling your function on shapes ({n}, 1) and ({n},) raised {type(exc).__name__}: {exc}."
+        finally:
+            tape.__exit__(None, None, None)
+        if not _is_tensor(out):
+            return "return an engine Tensor built with engine ops, so that it can be differentiated."
+        if out.size != 1:
+            return f"it returns shape {out.shape}; a loss is a single number (shape ())."
+        if out.dtype != dtype:
+            return f"for {np.dtype(dtype)} inputs it returns {out.dtype}: keep the inputs' dtype."
+        p, t = pred.numpy().astype(np.float64), target.numpy().astype(np.float64)
+        got = float(out.item())
+        if np.isclose(got, np.sum((p - t) ** 2), rtol=1e-5):
+            return "it still sums the whole table that broadcasting builds: line the shapes up first."
+        if np.isclose(got, np.mean((p[:, 0] - t) ** 2), rtol=1e-5):
+            return "that is the mean; the exercise asks for the sum of squared errors."
+        if not np.isclose(got, np.sum((p[:, 0] - t) ** 2), rtol=1e-5):
+            return "the value is not the sum of squared errors of the matching pairs."
+        problem = flows_back(tape, [out], [pred])
+        if problem is not None:
+            return problem
+    return None
 
 
 def _sgd_step(grads_and_vars: Any, learning_rate: float) -> None:

@@ -11,6 +11,7 @@ import engine as eg
 from .forbidden import _calls_to, _refusal
 from .plain import _is_tensor, _plain_numbers
 from .registry import register
+from .through import flows_back, watching
 
 # ===================================================================================================
 # Lesson 04: inside the optimizer
@@ -184,6 +185,7 @@ def _judge_clip_rows(answer: Any) -> str | None:
     want = rows * c / np.maximum(norms, c)
     whole = rows * c / max(float(np.sqrt(np.sum(rows**2))), c)
 
+    tape = watching([t])
     with _calls_to("clip_by_norm", "clip_by_global_norm", "global_norm") as called:
         try:
             with np.errstate(all="ignore"):  # a NaN from a zero row is reported below, not warned about
@@ -192,6 +194,8 @@ def _judge_clip_rows(answer: Any) -> str | None:
             failed = f"calling clip_rows(t, 2.0) on a 4x3 matrix raised {type(exc).__name__}: {exc}."
         else:
             failed = None
+        finally:
+            tape.__exit__(None, None, None)
     if called:
         return _refusal(called, "the exercise is to build the clip yourself, from the row lengths.")
     if failed is not None:
@@ -213,7 +217,7 @@ def _judge_clip_rows(answer: Any) -> str | None:
         return "rows whose length is at most c should stay exactly as they are."
     if not np.allclose(got, want, rtol=1e-5, atol=1e-6):
         return "the long rows are changed, but they should end with length exactly c, pointing the same way."
-    return None
+    return flows_back(tape, [out], [t])
 
 
 def _clip_rows(t: Any, c: float) -> Any:

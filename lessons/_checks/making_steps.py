@@ -21,6 +21,7 @@ from engine.optimizers import accumulation as _accumulation
 from .forbidden import _calls_to, _refusal
 from .plain import _is_tensor, _plain_numbers
 from .registry import register
+from .through import flows_back, watching
 
 #: The draws of the random inputs: fixed, so that a verdict never depends on luck.
 _SEED = 20260
@@ -64,12 +65,16 @@ def _judge_global_clip(answer: Any) -> str | None:
 
 def _one_clip(answer: Any, arrays: list, c: float, want: list, want_norm: float) -> str | None:
     where = f"(for {len(arrays)} gradients, {sum(a is None for a in arrays)} of them None)"
+    inputs = [None if a is None else eg.constant(a) for a in arrays]
+    tape = watching(inputs)
     with _calls_to("clip_by_global_norm", "clip_by_norm", "global_norm") as called:
         try:
-            out = answer([None if a is None else eg.constant(a) for a in arrays], c)
+            out = answer(list(inputs), c)
         except Exception as exc:  # noqa: BLE001
             return (f"calling it raised {type(exc).__name__}: {exc} {where}. Does it let a None gradient "
                     "through?")
+        finally:
+            tape.__exit__(None, None, None)
     if called:
         return _refusal(called, "the exercise is to build the clip yourself, from the global norm.")
     if type(out) not in (tuple, list) or len(out) != 2:
@@ -107,7 +112,7 @@ def _one_clip(answer: Any, arrays: list, c: float, want: list, want_norm: float)
         return ("the global norm is not right: it is the square root of the sum of the squares of all the "
                 "entries of all the gradients.")
     if _all_close(got, want):
-        return None
+        return flows_back(tape, list(clipped), inputs)
     per_tensor = [None if a is None else a * c / max(float(np.sqrt(np.sum(a * a))), c) for a in arrays]
     if _all_close(got, per_tensor):
         return ("each gradient was clipped by its own norm: scale them all by one factor, from the global "
@@ -166,6 +171,10 @@ _ROUNDS = (((False, False, False), (False, True, False), (False, False, True)),
           ((False, True, False), (False, True, False)))
 
 
+_ADDS_INTO_CALLERS = ("it adds into the arrays add() was given (the first gradient kept as the sum, then += "
+                      "onto it): the caller's gradients changed. Start each sum from a copy.")
+
+
 def _judge_accumulator(answer: Any) -> str | None:
     rng = np.random.default_rng(_SEED)  # fixed: the same answer gets the same verdict on every run
     variables = [eg.Variable(np.zeros(s)) for s in _SHAPES]
@@ -176,25 +185,32 @@ def _judge_accumulator(answer: Any) -> str | None:
         except Exception as exc:  # noqa: BLE001
             return f"creating it, {type(answer).__name__}(), raised {type(exc).__name__}: {exc}."
     history: list[list[list]] = []  # every round's gradients, for the variants
+    handed: list[tuple[np.ndarray, np.ndarray]] = []  # each array given to add, and what it held
     for r, pattern in enumerate(_ROUNDS):
         rounds = []
         for nones in pattern:
             grads = [None if none else rng.normal(size=s) for none, s in zip(nones, _SHAPES)]
             rounds.append(grads)
             reference.add([(None if g is None else eg.constant(g), v) for g, v in zip(grads, variables)])
+            passed = [None if g is None else g.copy() for g in grads]
+            handed.extend((p, g) for p, g in zip(passed, grads) if g is not None)
             with _calls_to("accumulator_add") as called:
                 try:
-                    acc.add([None if g is None else g.copy() for g in grads])
+                    acc.add(passed)
                 except Exception as exc:  # noqa: BLE001
                     more = " Does add let a None gradient through?" if any(nones) else ""
                     return f"add(grads) raised {type(exc).__name__}: {exc}.{more}"
             if called:
                 return _refusal(called, "the exercise is to write the accumulator yourself.")
+            if any(not np.array_equal(p, g) for p, g in handed):
+                return _ADDS_INTO_CALLERS
         history.append(rounds)
         try:
             out = acc.mean()
         except Exception as exc:  # noqa: BLE001
             return f"mean() raised {type(exc).__name__}: {exc}."
+        if any(not np.array_equal(p, g) for p, g in handed):
+            return _ADDS_INTO_CALLERS
         want = [None if (t := reference.gradient(v)) is None else t.numpy() for v in variables]
         problem = _compare_means(out, want, history, r)
         if problem is not None:
