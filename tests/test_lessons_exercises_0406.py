@@ -95,7 +95,8 @@ def _global_clip():
 CASES_0406: dict[tuple[str, str], Case] = {
     ("04", "decay_half"): Case(
         right=lambda: _trace_value(0.5, 3),
-        wrong=[(lambda: _trace_value(0.5, 2), "not right"), (lambda: 9 * 0.5**3, "not right"),
+        wrong=[(lambda: _trace_value(0.5, 2), "different number of steps"),
+               (lambda: _trace_value(0.5, 4), "different number of steps"), (lambda: 9 * 0.5**3, "not right"),
                (lambda: "two", "not a number")],
     ),
     ("04", "scale_pairs"): Case(wrong=[(lambda: [], "function itself")]),

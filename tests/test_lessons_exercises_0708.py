@@ -60,7 +60,8 @@ CASES_0708: dict[tuple[str, str], Case] = {
     ("08", "activation_bytes"): Case(
         right=lambda: 50 * 8 * 8 * 32 * 4,
         wrong=[
-            (lambda: 50 * 8 * 8 * 32, "numbers, not the bytes"),
+            (lambda: 50 * 8 * 8 * 32, "not the bytes they take"),
+            (lambda: 50 * 4 * 4 * 32 * 4, "after the pooling"),
             (lambda: 50 * 8 * 8 * 32 * 8, "float64"),
             (lambda: 8 * 8 * 32 * 4, "one image"),
             (lambda: 12345, "not the size"),

@@ -141,10 +141,24 @@ _SCALE_WRONG = (
     (_scale_in_place, "changed the list"),
 )
 
-register("04", "decay_half",
+def _judge_decay_half(answer: Any) -> str | None:
+    got = _plain_numbers(answer, "your answer ")
+    if isinstance(got, str):
+        return got
+    if got.size != 1:
+        return f"your answer has shape {got.shape}; give one number, x after the steps."
+    x = float(got.reshape(()))
+    after = [1.0 + 9.0 * 0.5 ** n for n in range(7)]  # x after n steps from 10 towards 1, keeping half
+    if np.isclose(x, after[3], rtol=1e-4, atol=1e-6):
+        return None
+    if any(np.isclose(x, after[n], rtol=1e-4, atol=1e-6) for n in (2, 4)):
+        return "that is x after a different number of steps: count the steps the exercise takes once more."
+    return "your answer is not right."
+
+
+register("04", "decay_half", judge=_judge_decay_half, reference=2.125,
          idea=("Each step keeps the same fraction of the distance to the minimum, so the distances "
                "shrink geometrically."),
-         expected=2.125,
          hint="Each step keeps the fraction (1 - decay) of the distance to b, so after n steps "
               "x = b + (x0 - b) * (1 - decay)**n. descent_trace(decay, steps) lets you check the table.")
 register("04", "scale_pairs",

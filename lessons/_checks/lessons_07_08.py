@@ -171,8 +171,10 @@ def _judge_activation_bytes(answer: Any) -> str | None:
     values = 50 * 8 * 8 * 32
     if answer == values * 4:
         return None
-    if answer == values:
-        return "that counts the numbers, not the bytes they take."
+    if answer == values:  # also 50·4·4·32·4, the bytes after the pooling: the same number
+        return ("that number is both the count of the values (not the bytes they take) and the bytes of the "
+                "tensor after the pooling: the tensor asked for is the first convolution's output, and its "
+                "size in bytes.")
     if answer == values * 8:
         return "that is the size in float64; the activations are float32."
     if answer == 8 * 8 * 32 * 4:

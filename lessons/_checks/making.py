@@ -242,7 +242,16 @@ def _adam_variants(w, g, state, step):
         "ε is inside the square root; eg.optimizers.Adam (as TensorFlow) adds it after: √v + ε.": [
             w - lr_t * m / np.sqrt(v + EPS), m, v],
         "v is a running mean of the squared gradient, g·g, not of g.": [None, m, B2 * v0 + (1 - B2) * g],
-    }
+        _OFF_BY_ONE: [w - _lr_t(step + 1) * m / (np.sqrt(v) + EPS), m, v],
+    } | ({_OFF_BY_ONE + " ": [w - _lr_t(step - 1) * m / (np.sqrt(v) + EPS), m, v]} if step > 1 else {})
+
+
+_OFF_BY_ONE = ("the bias correction is off by one step: at the update number t (1 for the first update) "
+               "both corrections use the betas to the power t.")
+
+
+def _lr_t(step: int) -> float:
+    return LR_ADAM * math.sqrt(1 - B2 ** step) / (1 - B1 ** step)
 
 
 def _judge_adam(answer: Any) -> str | None:
@@ -304,7 +313,9 @@ register("04", "adam_update",
                "corrects for the zeros both means start from."),
          function="adam_update", judge=_judge_adam, reference=_adam_update,
          wrong=((_adam_no_correction, "bias correction"), (_adam_late_slots, "old slots"),
-                (_adam_eps_inside, "inside the square root")), hint=(
+                (_adam_eps_inside, "inside the square root"),
+                (lambda w, g, m, v, t, lr, b1, b2, eps: _adam_update(w, g, m, v, t + 1, lr, b1, b2, eps),
+                 "off by one step")), hint=(
     "m and v are running means of g and g·g (β₁, β₂); the step uses m / (√v + ε), with the learning "
     "rate corrected for the zeros m and v start from at step t = 1, 2, ... Return (new_w, new_m, new_v)."),
     praise="Step by step, slots included, it is eg.optimizers.Adam.")
