@@ -326,3 +326,70 @@ def test_float32_arithmetic_gets_the_same_verdict_every_run(key):
     answer = _float32_arithmetic(REF[key])
     verdicts = {checks.evaluate(*key, answer) for _ in range(5)}
     assert len(verdicts) == 1, verdicts
+
+
+# ---- dtypes kept, inputs left alone --------------------------------------------------------------------
+
+
+def combine_in_place(gradients, sizes):
+    total = gradients[0]
+    total *= sizes[0]
+    for n, g in zip(sizes[1:], gradients[1:]):
+        total += n * g
+    total /= sum(sizes)
+    return total
+
+
+def accumulator_adding_into_callers():
+    base = checks.EXERCISES["06", "accumulator"].reference
+
+    class Aliasing(base):
+        def add(self, grads):
+            if self.sums is None:
+                self.sums = [None] * len(grads)
+            for i, g in enumerate(grads):
+                if g is not None:
+                    if self.sums[i] is None:
+                        self.sums[i] = g
+                    else:
+                        self.sums[i] += g
+            self.count += 1
+
+    return Aliasing
+
+
+def momentum_in_place(w, g, slot, learning_rate, momentum):
+    slot *= momentum
+    slot += g
+    return w - learning_rate * slot, slot
+
+
+KEPT = [
+    (("06", "combine"), lambda: combine_in_place, "not"),
+    (("06", "combine"), lambda: lambda gradients, sizes: sum(n * g.astype(np.float64) for n, g in
+                                                           zip(sizes, gradients)) / sum(sizes), "float64"),
+    (("06", "accumulator"), accumulator_adding_into_callers, "adds into the arrays"),
+    (("04", "momentum_update"), lambda: momentum_in_place, "changed an array it was given"),
+    (("05", "clip_rows"), lambda: lambda t, c: eg.cast(REF["05", "clip_rows"](t, c), "float32"),
+     "keep the dtype"),
+    (("02", "mse_grads"), lambda: lambda x, y, w, b: tuple(
+        g.astype(np.float32) for g in REF["02", "mse_grads"](x, y, w, b)), "keep the inputs' dtype"),
+    (("02", "fix_broadcast"), lambda: lambda p, t: eg.cast(REF["02", "fix_broadcast"](p, t), "float64"),
+     "keep the inputs' dtype"),
+    # NumPy results wrapped in eg.constant where the exercise asks for engine ops
+    (("05", "clip_rows"), lambda: lambda t, c: eg.constant(REF["05", "clip_rows"](t, c).numpy()),
+     "not connected"),
+    (("02", "fix_broadcast"), lambda: lambda p, t: eg.constant(REF["02", "fix_broadcast"](p, t).numpy()),
+     "not connected"),
+    (("05", "global_clip_by_hand"), lambda: lambda g, c: (
+        [None if x is None else eg.constant(x.numpy()) for x in REF["05", "global_clip_by_hand"](g, c)[0]],
+        REF["05", "global_clip_by_hand"](g, c)[1]), "not connected"),
+]
+
+
+@pytest.mark.parametrize("key, build, fragment", KEPT, ids=[f"{k[0]}-{k[1]}-{i}" for i, (k, _, _) in
+                                                            enumerate(KEPT)])
+def test_dtypes_kept_inputs_untouched_engine_ops_differentiable(key, build, fragment):
+    ok, message = checks.evaluate(*key, build())
+    assert not ok, message
+    assert fragment in message, f"{fragment!r} not in {message!r}"

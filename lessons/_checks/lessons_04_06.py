@@ -192,8 +192,18 @@ register("04", "adam_slots",
 # ===================================================================================================
 
 def _judge_clip_rows(answer: Any) -> str | None:
-    t = eg.constant([[3.0, 4.0, 0.0], [0.3, -0.4, 0.0], [0.0, 0.0, 0.0], [-6.0, 0.0, 8.0]])
-    c = 2.0
+    rng = np.random.default_rng(5)
+    drawn = rng.normal(size=(6, 5)) * rng.uniform(0.2, 3.0, size=(6, 1))
+    drawn[2] = 0.0  # a zero row, and rows both sides of c
+    for t, c in ((eg.constant([[3.0, 4.0, 0.0], [0.3, -0.4, 0.0], [0.0, 0.0, 0.0], [-6.0, 0.0, 8.0]]), 2.0),
+                 (eg.constant(drawn), float(np.median(np.linalg.norm(drawn, axis=1))))):
+        problem = _clip_rows_once(answer, t, c)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _clip_rows_once(answer: Any, t: Any, c: float) -> str | None:
     rows = t.numpy().astype(np.float64)
     norms = np.sqrt(np.sum(rows**2, axis=1, keepdims=True))
     want = rows * c / np.maximum(norms, c)
@@ -205,7 +215,8 @@ def _judge_clip_rows(answer: Any) -> str | None:
             with np.errstate(all="ignore"):  # a NaN from a zero row is reported below, not warned about
                 out = answer(t, c)
         except Exception as exc:
-            failed = f"calling clip_rows(t, 2.0) on a 4x3 matrix raised {type(exc).__name__}: {exc}."
+            failed = (f"calling clip_rows(t, {c:.3g}) on a {t.dtype} matrix of shape {t.shape} raised "
+                      f"{type(exc).__name__}: {exc}.")
         else:
             failed = None
         finally:
@@ -216,6 +227,8 @@ def _judge_clip_rows(answer: Any) -> str | None:
         return failed
     if not _is_tensor(out):
         return "return an engine tensor computed with engine operations (so it stays differentiable)."
+    if out.dtype != t.dtype:
+        return f"for a {t.dtype} matrix it returns {out.dtype}: keep the dtype of t."
     got = out.numpy().astype(np.float64)
     if got.shape != rows.shape:
         return f"it returns shape {got.shape}; the clipped matrix keeps the shape of t, {rows.shape}."
@@ -307,6 +320,27 @@ def _judge_combine(answer: Any) -> str | None:
     want3 = sum(n * g for n, g in zip(sizes, gs)) / sum(sizes)
     if isinstance(got3, str) or got3.shape != want3.shape or not np.allclose(got3, want3):
         return "it works for two micro-batches but not for three of sizes 5, 10 and 17."
+    return _combine_keeps(answer, rng)
+
+
+def _combine_keeps(answer: Any, rng: np.random.Generator) -> str | None:
+    """float32 gradients give a float32 result, the caller's arrays stay as they were, and the same
+    array given twice (two micro-batches with equal gradients) combines to itself."""
+    g = rng.normal(size=(5,)).astype(np.float32)
+    for gradients, sizes, want in (([g, 2 * g], [1, 3], 1.75 * g), ([g, g], [2, 6], g)):
+        before = [a.copy() for a in gradients]
+        try:
+            out = answer(gradients, sizes)
+        except Exception as exc:
+            return f"for float32 gradients it raised {type(exc).__name__}: {exc}."
+        if any(not np.array_equal(a, b) for a, b in zip(gradients, before)):
+            return ("it changed a gradient it was given (in place: += or x[...] =): the caller's arrays must "
+                    "stay as they were; start the sum from a new array.")
+        if type(out) is not np.ndarray or out.dtype != np.float32:
+            kind = out.dtype if type(out) is np.ndarray else type(out).__name__
+            return f"for float32 gradients it returns {kind}: return a NumPy array of the gradients' dtype."
+        if out.shape != want.shape or not np.allclose(out, want, rtol=1e-5, atol=1e-6):
+            return "it is not right for float32 gradients (or for the same array given twice)."
     return None
 
 
