@@ -377,7 +377,23 @@ def momentum_in_place(w, g, slot, learning_rate, momentum):
     return w - learning_rate * slot, slot
 
 
+def sgd_fixed_rate(grads_and_vars, learning_rate):  # right for the first call's learning rate only
+    for g, v in grads_and_vars:
+        if g is not None:
+            v.assign_sub(0.1 * g)
+
+
+def server_averages_in_place(optimizer, variables, worker_gradients):
+    first = worker_gradients[0]
+    for other in worker_gradients[1:]:
+        for a, b in zip(first, other):
+            a += b
+    optimizer.apply_gradients([(a / len(worker_gradients), v) for a, v in zip(first, variables)])
+
+
 KEPT = [
+    (("02", "sgd_step"), lambda: sgd_fixed_rate, "second call"),
+    (("06", "server_step"), lambda: server_averages_in_place, "changed the workers' gradients"),
     (("06", "combine"), lambda: combine_in_place, "not"),
     (("06", "combine"), lambda: lambda gradients, sizes: sum(n * g.astype(np.float64) for n, g in
                                                            zip(sizes, gradients)) / sum(sizes), "float64"),
