@@ -4,22 +4,34 @@ In a lesson notebook (the kernel runs in ``lessons/``, so this package is import
 
     from _checks import checker
     check = checker("02")
-    check("partials", (dx, dy))     # prints "Right! ..." or "Not yet: ... Hint: ..."
+    check("partials", (dx, dy))     # prints "Right! ..." or "Not yet: ... Hint: <the idea>"
+    check.hint("partials")          # the next tier of hints: the idea, the mistake found, the recipe
+
+The checks are feedback for learning; grading happens out of the learner's kernel: the graded
+assignments run the same checks (`evaluate`, the programmatic entry point) on a submitted notebook.
 
 For lesson authors: register each exercise in your lesson's module of this package
 (``lessons_01_03.py``, ``lessons_04_06.py``, ``lessons_07_08.py``, ``lessons_09.py``,
 ``lessons_10.py``, ``making.py`` for the making exercises of lessons 02 and 04,
 ``making_primitive.py`` for lesson 03's, ``making_steps.py`` for those of lessons 05 to 07; a new one is
 imported below), under the lesson's two-digit number and a short exercise name that the notebook uses.
-The machinery: ``registry.py`` (`register`, `evaluate`, `check`, `checker`), ``timelimit.py``,
+The machinery: ``registry.py`` (`register`, `evaluate`, `check`, `checker`, `hint`), ``timelimit.py``,
 ``forbidden.py`` (calls to a forbidden built-in), ``plain.py`` (plain values), ``compare.py`` (the
-value judge `close_to`) and ``seal.py``.
+value judge `close_to`), ``through.py`` (a gradient through an engine-op answer) and ``seal.py``.
 
 * ``register("04", "slots", expected=2, hint="...")`` compares the learner's answer with a value:
   numbers, arrays and tensors (with a tolerance), tuples/lists of them (part by part), ``None``,
   dtypes, strings (case and surrounding spaces ignored) and sets of strings.
 * ``register("04", "step", judge=my_judge, hint="...")`` lets ``my_judge(answer)`` decide: it
   returns ``None`` when the answer is right, else a short sentence saying what is wrong.
+* Every registration carries the course's answer, ``reference=`` (the value, or the function of a
+  function exercise; ``expected=`` is its own reference), and a function exercise its typical
+  ``wrong=`` variants, each with the fragment of the sentence that names its mistake: the one source
+  the tests and the graded assignments take them from (``EXERCISES[key].reference``).
+* Hints in tiers: ``idea=`` (what to think about, never code) is what every "Not yet" shows;
+  ``check.hint(name)`` then gives the kind of mistake the last check found, then ``hint=``, the recipe.
+  A function still as the lesson's template leaves it (its body ``...``) gets "not answered yet" and
+  nothing more, so Run All on an untouched lesson shows no recipe.
 
 Rules that keep the checks honest: a hint or a judge's sentence never contains the expected value
 (tests/test_lessons_exercises.py checks this for every exercise, with a right and a wrong answer),
@@ -37,19 +49,33 @@ What a check trusts, and what it does not (tests/test_lessons_checks_honest.py t
   have exactly the asked number of parts; shapes must match (a single number may be any size-1
   array); NaN and inf are never right; strings and booleans are not numbers.
 * **"Do not call the built-in" is checked by identity.** While an answer runs, a profile hook watches
-  for the code of the engine's own function (``clip_by_norm``, the fused cross-entropies,
-  ``clip_by_global_norm``, ``Accumulator.add``, ``training.train_step``, ...), captured
-  when this package is imported; it sees the call however the function is reached
-  (``eg.clip_by_norm``, ``engine.clipping.clip_by_norm``, a saved reference, ``functools.partial``).
+  for the code of the engine's own function (``clip_by_norm``, the fused cross-entropies and their
+  private forward, ``clip_by_global_norm``, ``global_norm``, ``Momentum._update``, ``Adam._update``,
+  ``apply_gradients``, ``Accumulator.add``, ``training.train_step``, ...), captured when this package
+  is imported; it sees the call however the function is reached (``eg.clip_by_norm``,
+  ``engine.clipping.clip_by_norm``, a saved reference, ``functools.partial``) and in every thread the
+  answer starts (``threading.setprofile``); an answer that removes the hook is refused too. A thread
+  started *before* the check (a pool from an earlier cell) is not watched: Python 3.11 has no hook
+  for running threads.
+* **Judged on what it does.** A making exercise runs on the check's random inputs (fixed seeds: the
+  same answer gets the same verdict on every run); the gradient and optimizer exercises in float32
+  and float64: dtypes must be kept, float32 arithmetic on float64 inputs is refused, and inputs
+  changed in place are refused (the accumulator's too). Where an exercise
+  asks for engine ops, the check takes a gradient through the result (``through.py``).
 * **The checks cannot be re-wired from a cell.** The entry points (``evaluate``, ``check``,
   ``checker`` and the ``check`` functions it returns) first put back every name of every module of
   this package and every exercise registered at import, from a snapshot that only their closures
   hold: assigning ``_checks._compare_numbers = ...`` or ``_checks.compare._compare_numbers = ...``, or
-  replacing ``_checks.EXERCISES[...]``, changes nothing. The
-  engine's tensor classes, the forbidden built-ins' code and ``sys.setprofile`` are captured at import
-  too, so rebinding ``eg.Tensor`` or ``sys.setprofile`` in a cell does not help. Not protected (a
-  determined learner can always cheat): NumPy's and the engine's own functions and methods (patching
-  ``np.allclose`` or ``eg.Tensor.numpy``), the closures' cells, and the ``check`` name in the notebook.
+  replacing ``_checks.EXERCISES[...]`` or a field of one (``object.__setattr__``), changes nothing;
+  NumPy's functions (``np.allclose``) are put back the same way, and an answer that replaces any of
+  them *while it is checked* gets "Not yet". The engine's tensor classes, the forbidden built-ins'
+  code and ``sys.setprofile`` are captured at import too, so rebinding ``eg.Tensor`` or
+  ``sys.setprofile`` in a cell does not help. ``SystemExit`` or ``KeyboardInterrupt`` from an answer
+  is reported, not raised. After ``DIRECTED_TRIES`` wrong answers to a value exercise, ``check``
+  stops saying which way an answer is off. Not protected (a determined learner can always cheat, in
+  their own kernel; grading runs elsewhere): the engine's own methods (``eg.Tensor.numpy``), the
+  closures' cells, the source of this package (the references live here), ``evaluate`` called
+  directly (it keeps no count of tries), and the ``check`` name in the notebook.
 * **An answer that runs forever is stopped** after ``TIME_LIMIT_S`` seconds (``checker(lesson,
   time_limit=...)`` changes it) with a message that says so. In the main thread of a kernel on
   Linux or macOS a SIGALRM timer interrupts anything, ``time.sleep`` included; elsewhere (Windows, a
@@ -69,6 +95,8 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
+
 from . import (  # noqa: F401 (they register)
     lessons_01_03,
     lessons_04_06,
@@ -81,12 +109,13 @@ from . import (  # noqa: F401 (they register)
     registry,
 )
 from .compare import Judge, _compare, _compare_numbers, close_to  # noqa: F401 (the helpers: as before)
-from .registry import EXERCISES, Exercise, check, checker, evaluate, register
+from .registry import EXERCISES, Exercise, check, checker, evaluate, hint, register
 from .seal import seal as _seal
 from .timelimit import TIME_LIMIT_S
 
-__all__ = ["Exercise", "EXERCISES", "TIME_LIMIT_S", "register", "evaluate", "check", "checker", "close_to",
-           "Judge"]
+__all__ = ["Exercise", "EXERCISES", "TIME_LIMIT_S", "register", "evaluate", "check", "checker", "hint",
+           "close_to", "Judge"]
 
-_seal((m for n, m in list(sys.modules.items()) if n == __name__ or n.startswith(__name__ + ".")),
-      EXERCISES, ("evaluate", "check", "checker"), home=registry)
+# The package's modules and NumPy's (whose functions the judges call) are sealed.
+_seal([m for n, m in list(sys.modules.items()) if n == __name__ or n.startswith(__name__ + ".")]
+      + [np, np.linalg], EXERCISES, ("evaluate", "check", "checker", "hint"), home=registry)

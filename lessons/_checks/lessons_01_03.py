@@ -9,8 +9,10 @@ import numpy as np
 import engine as eg
 
 from .compare import _compare_numbers
+from .forbidden import _calls_to, _refusal
 from .plain import _is_tensor
 from .registry import register
+from .through import flows_back, watching
 
 # ===================================================================================================
 # Lesson 01: tensors and devices
@@ -35,14 +37,25 @@ def _judge_landing_device(answer: Any) -> str | None:
     return None if text == wanted else "that is not where the tensor ends up on this machine."
 
 
-register("01", "floor_mod", expected=(-4, 3),
+register("01", "floor_mod",
+         idea=("Floor division rounds down, towards minus infinity, and the remainder is whatever makes "
+               "the quotient times the divisor plus the remainder give back the dividend."),
+         expected=(-4, 3),
          hint="Floor division rounds down, towards minus infinity, not towards zero. The remainder "
               "then makes a == b * q + r true, and it takes the sign of the divisor b.",
          praise="Python, NumPy and TensorFlow's floordiv/floormod all round this way.")
-register("01", "float32_product", judge=_judge_float32_product,
+register("01", "float32_product",
+         idea=("A tensor keeps the dtype it was made with, and an operation on two tensors keeps theirs: "
+               "decide the dtype where the numbers enter."),
+         judge=_judge_float32_product,
+         reference=eg.constant(np.linspace(0.0, 1.0, 5), dtype="float32") * eg.constant([1.0, 2, 3, 4, 5]),
          hint="NumPy arrays keep their dtype (float64). Make the tensor float32 when you create it "
               "(eg.constant(array, dtype='float32')) or convert it with eg.cast(t, 'float32').")
-register("01", "landing_device", judge=_judge_landing_device,
+register("01", "landing_device",
+         idea=("A tensor can tell where it lives; without the device that was asked for, soft placement "
+               "chooses another one."),
+         judge=_judge_landing_device,
+         reference="gpu:0" if eg.gpu_available() else "cpu:0",
          hint="Create a tensor inside the exercise's `with eg.device(...)` block and print its "
               "`.device`. Without a GPU, soft placement decides where it goes.",
          praise="You can always ask a tensor where it lives.")
@@ -59,11 +72,14 @@ def _judge_sgd_step(answer: Any) -> str | None:
     g1, g2 = eg.constant([0.5, -1.0]), eg.constant(2.0)
     before = [v.numpy() for v in (v1, v2, v3)]
     lr = 0.1
-    try:
-        answer([(g1, v1), (g2, v2), (None, v3)], lr)
-    except Exception as exc:
-        return (f"calling sgd_step(pairs, 0.1) raised {type(exc).__name__}: {exc}. Does it skip "
-                "a pair whose gradient is None?")
+    with _calls_to("apply_gradients") as called:
+        try:
+            answer([(g1, v1), (g2, v2), (None, v3)], lr)
+        except Exception as exc:
+            return (f"calling sgd_step(pairs, 0.1) raised {type(exc).__name__}: {exc}. Does it skip "
+                    "a pair whose gradient is None?")
+    if called:
+        return _refusal(called, "the exercise is to write the step yourself, one assign_sub per pair.")
     after = [v.numpy() for v in (v1, v2, v3)]
     grads = [g1.numpy(), g2.numpy(), np.zeros(1, np.float32)]
     if not np.array_equal(after[2], before[2]):
@@ -76,40 +92,119 @@ def _judge_sgd_step(answer: Any) -> str | None:
     if all(np.allclose(a, b - g) for a, b, g in zip(after, before, grads)):
         return "the step ignores the learning rate."
     if all(np.allclose(a, b - lr * g, rtol=1e-6, atol=1e-7) for a, b, g in zip(after, before, grads)):
-        return None
+        return _sgd_step_again(answer)
     return "the variables changed, but not by the learning rate times their gradient."
+
+
+def _sgd_step_again(answer: Any) -> str | None:
+    """A second call: random float64 variables and gradients, another learning rate."""
+    rng = np.random.default_rng(2)
+    start = [rng.normal(size=(3, 2)), rng.normal(size=(4,))]
+    variables = [eg.Variable(s) for s in start]
+    grads = [eg.constant(rng.normal(size=s.shape)) for s in start]
+    with _calls_to("apply_gradients") as called:
+        try:
+            answer(list(zip(grads, variables)), 0.05)
+        except Exception as exc:
+            return f"a second call, with float64 variables, raised {type(exc).__name__}: {exc}."
+    if called:
+        return _refusal(called, "the exercise is to write the step yourself, one assign_sub per pair.")
+    for v, s, g in zip(variables, start, grads):
+        if v.dtype != np.float64 or not np.allclose(v.numpy(), s - 0.05 * g.numpy(), rtol=1e-12, atol=1e-12):
+            return ("a second call, with float64 variables of other shapes and a learning rate of 0.05, did "
+                    "not step each variable by the learning rate times its gradient.")
+    return None
 
 
 def _judge_sse(answer: Any) -> str | None:
     rng = np.random.default_rng(7)
-    pred = eg.constant(rng.normal(size=(4, 1)).astype(np.float32))
-    target = eg.constant(rng.normal(size=(4,)).astype(np.float32))
-    try:
-        out = answer(pred, target)
-    except Exception as exc:
-        return f"calling your function on shapes (4, 1) and (4,) raised {type(exc).__name__}: {exc}."
-    if not _is_tensor(out):
-        return "return an engine Tensor built with engine ops, so that it can be differentiated."
-    if out.size != 1:
-        return f"it returns shape {out.shape}; a loss is a single number (shape ())."
-    p, t = pred.numpy().astype(np.float64), target.numpy().astype(np.float64)
-    got = float(out.item())
-    if np.isclose(got, np.sum((p - t) ** 2), rtol=1e-5):
-        return "it still sums the whole table that broadcasting builds: line the shapes up first."
-    if np.isclose(got, np.mean((p[:, 0] - t) ** 2), rtol=1e-5):
-        return "that is the mean; the exercise asks for the sum of squared errors."
-    if np.isclose(got, np.sum((p[:, 0] - t) ** 2), rtol=1e-5):
-        return None
-    return "the value is not the sum of squared errors of the matching pairs."
+    for n, dtype in ((4, np.float32), (6, np.float64)):  # several calls, both float dtypes
+        pred = eg.constant(rng.normal(size=(n, 1)).astype(dtype))
+        target = eg.constant(rng.normal(size=(n,)).astype(dtype))
+        tape = watching([pred, target])
+        try:
+            out = answer(pred, target)
+        except Exception as exc:
+            return f"calling your function on shapes ({n}, 1) and ({n},) raised {type(exc).__name__}: {exc}."
+        finally:
+            tape.__exit__(None, None, None)
+        if not _is_tensor(out):
+            return "return an engine Tensor built with engine ops, so that it can be differentiated."
+        if out.size != 1:
+            return f"it returns shape {out.shape}; a loss is a single number (shape ())."
+        if out.dtype != dtype:
+            return f"for {np.dtype(dtype)} inputs it returns {out.dtype}: keep the inputs' dtype."
+        p, t = pred.numpy().astype(np.float64), target.numpy().astype(np.float64)
+        got = float(out.item())
+        if np.isclose(got, np.sum((p - t) ** 2), rtol=1e-5):
+            return "it still sums the whole table that broadcasting builds: line the shapes up first."
+        if np.isclose(got, np.mean((p[:, 0] - t) ** 2), rtol=1e-5):
+            return "that is the mean; the exercise asks for the sum of squared errors."
+        if not np.isclose(got, np.sum((p[:, 0] - t) ** 2), rtol=1e-5):
+            return "the value is not the sum of squared errors of the matching pairs."
+        problem = flows_back(tape, [out], [pred])
+        if problem is not None:
+            return problem
+    return None
 
 
-register("02", "partials", expected=(6.0, -3.0),
+def _sgd_step(grads_and_vars: Any, learning_rate: float) -> None:
+    """The course's answer to lesson 02's sgd_step."""
+    for g, v in grads_and_vars:
+        if g is not None:
+            v.assign_sub(learning_rate * g)
+
+
+def _sgd_rebinds(grads_and_vars: Any, learning_rate: float) -> None:
+    for g, v in grads_and_vars:
+        if g is not None:
+            v = v - learning_rate * g  # noqa: PLW2901, F841  (the mistake: a new name, not an update)
+
+
+def _sgd_uphill(grads_and_vars: Any, learning_rate: float) -> None:
+    for g, v in grads_and_vars:
+        if g is not None:
+            v.assign_add(learning_rate * g)
+
+
+def _sgd_no_lr(grads_and_vars: Any, learning_rate: float) -> None:
+    for g, v in grads_and_vars:
+        if g is not None:
+            v.assign_sub(g)
+
+
+def _sgd_no_none_check(grads_and_vars: Any, learning_rate: float) -> None:
+    for g, v in grads_and_vars:
+        v.assign_sub(learning_rate * g)
+
+
+def _sse(pred: Any, target: Any) -> Any:
+    """The course's answer to lesson 02's fix_broadcast."""
+    return eg.sum((eg.squeeze(pred, axis=1) - target) ** 2)
+
+
+register("02", "partials",
+         idea=("A partial derivative holds every other argument fixed; the engine can turn a Python "
+               "function into the function of its partial derivatives."),
+         expected=(6.0, -3.0),
          hint="Write h as a Python function of two arguments and pass it to eg.gradients_function; "
               "call the result with the two numbers, in the same order as the arguments.")
-register("02", "sgd_step", judge=_judge_sgd_step, function="sgd_step",
+register("02", "sgd_step",
+         idea=("A descent step moves each variable a little against its gradient, changing the Variable "
+               "itself; a variable without a gradient is left alone."),
+         judge=_judge_sgd_step, function="sgd_step", reference=_sgd_step,
+         wrong=((_sgd_rebinds, "did not change"), (_sgd_uphill, "uphill"), (_sgd_no_lr, "learning rate"),
+                (_sgd_no_none_check, "None")),
          hint="Loop over the (gradient, variable) pairs; skip a pair whose gradient is None; "
               "otherwise call variable.assign_sub(learning_rate * gradient).")
-register("02", "fix_broadcast", judge=_judge_sse, function="sse",
+register("02", "fix_broadcast",
+         idea=("Subtracting tensors of different shapes broadcasts them into a table; line the shapes up "
+               "so that each prediction meets its own target."),
+         judge=_judge_sse, function="sse", reference=_sse,
+         wrong=((lambda pred, target: eg.sum((pred - target) ** 2), "broadcasting"),
+                (lambda pred, target: eg.mean((eg.reshape(target, (-1, 1)) - pred) ** 2), "mean"),
+                (lambda pred, target: float(np.sum((pred.numpy()[:, 0] - target.numpy()) ** 2)),
+                 "engine Tensor")),
          hint="Make both shapes equal before subtracting: eg.reshape(target, (-1, 1)) or "
               "eg.squeeze(pred, axis=1). Then square and take eg.sum.",
          praise="Checking shapes before a reduction catches a whole family of silent bugs.")
@@ -119,13 +214,21 @@ register("02", "fix_broadcast", judge=_judge_sse, function="sse",
 # Lesson 03: GradientTape
 # ===================================================================================================
 
-register("03", "third_derivative", expected=0.5,
+register("03", "third_derivative",
+         idea=("A tape can record what another tape computes, so each derivative taken inside an outer "
+               "tape can be differentiated again."),
+         expected=0.5,
          hint="Nest three tapes. Take the first derivative inside the two outer blocks and the "
               "second inside the outermost block, so that each outer tape records the derivative "
               "of the tape inside it; take the third after all blocks.")
-register("03", "watch_constant", expected=29.0,
+register("03", "watch_constant",
+         idea=("A tape only follows what it was told to follow: Variables by themselves, other tensors "
+               "only when watched."),
+         expected=29.0,
          hint="A constant is not watched automatically: call tape.watch(x) inside the block, before "
               "the ops that use x.")
-register("03", "jacobian", expected=np.array([[3.0, 2.0], [1.0, 1.0], [0.0, 6.0]]),
+register("03", "jacobian",
+         idea=("A Jacobian holds one row per output entry and one column per input entry."),
+         expected=np.array([[3.0, 2.0], [1.0, 1.0], [0.0, 6.0]]),
          hint="Build y with eg.stack from its three entries inside the tape, then call "
               "tape.jacobian(y, x): row i holds the derivatives of y[i] by x[0] and x[1].")

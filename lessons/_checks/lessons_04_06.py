@@ -8,9 +8,10 @@ import numpy as np
 
 import engine as eg
 
-from .forbidden import _calls_to
+from .forbidden import _calls_to, _refusal
 from .plain import _is_tensor, _plain_numbers
 from .registry import register
+from .through import flows_back, watching
 
 # ===================================================================================================
 # Lesson 04: inside the optimizer
@@ -112,19 +113,75 @@ def _judge_stable_rate(answer: Any) -> str | None:
     return problem
 
 
-register("04", "decay_half", expected=2.125,
+def _scale_pairs(pairs: Any, factor: float) -> list:
+    """The course's answer to lesson 04's scale_pairs."""
+    return [(None if g is None else factor * g, v) for g, v in pairs]
+
+
+def _scale_in_place(pairs: Any, factor: float) -> Any:
+    for i, (g, v) in enumerate(pairs):
+        pairs[i] = (None if g is None else factor * g, v)
+    return pairs
+
+
+def _scale_applies(pairs: Any, factor: float) -> Any:
+    for g, v in pairs:
+        if g is not None:
+            v.assign_sub(factor * g)
+    return pairs
+
+
+_SCALE_WRONG = (
+    (lambda pairs, factor: [(factor * g, v) for g, v in pairs], "raised TypeError"),
+    (lambda pairs, factor: [(factor * g, v) for g, v in pairs if g is not None], "pairs"),
+    (_scale_applies, "Variable changed"),
+    (lambda pairs, factor: [(None if g is None else g / factor, v) for g, v in pairs], "not multiplied"),
+    (lambda pairs, factor: list(pairs), "unchanged"),
+    (lambda pairs, factor: ((None if g is None else factor * g, v) for g, v in pairs), "generator"),
+    (_scale_in_place, "changed the list"),
+)
+
+def _judge_decay_half(answer: Any) -> str | None:
+    got = _plain_numbers(answer, "your answer ")
+    if isinstance(got, str):
+        return got
+    if got.size != 1:
+        return f"your answer has shape {got.shape}; give one number, x after the steps."
+    x = float(got.reshape(()))
+    after = [1.0 + 9.0 * 0.5 ** n for n in range(7)]  # x after n steps from 10 towards 1, keeping half
+    if np.isclose(x, after[3], rtol=1e-4, atol=1e-6):
+        return None
+    if any(np.isclose(x, after[n], rtol=1e-4, atol=1e-6) for n in (2, 4)):
+        return "that is x after a different number of steps: count the steps the exercise takes once more."
+    return "your answer is not right."
+
+
+register("04", "decay_half", judge=_judge_decay_half, reference=2.125,
+         idea=("Each step keeps the same fraction of the distance to the minimum, so the distances "
+               "shrink geometrically."),
          hint="Each step keeps the fraction (1 - decay) of the distance to b, so after n steps "
               "x = b + (x0 - b) * (1 - decay)**n. descent_trace(decay, steps) lets you check the table.")
-register("04", "scale_pairs", judge=_judge_scale_pairs, function="scale_pairs",
+register("04", "scale_pairs",
+         idea=("A gradient transform builds new (gradient, variable) pairs and leaves the variables, the "
+               "pairs it was given and the missing gradients as they are."),
+         judge=_judge_scale_pairs, function="scale_pairs", reference=_scale_pairs,
+         wrong=_SCALE_WRONG,
          hint="Loop over the pairs (a list comprehension works), keep each variable as it is, and "
               "multiply only the gradients that are not None.",
          praise="This is the shape of every gradient transform: clipping, averaging, noise.")
-register("04", "stable_rate", judge=_judge_stable_rate,
+register("04", "stable_rate",
+         idea=("Along each principal direction of the curvature a step multiplies the distance by the "
+               "same factor; every one of those factors must stay smaller than one in size."),
+         judge=_judge_stable_rate,
+         reference=2.0 / float(np.linalg.eigvalsh(np.array([[5.0, 2.0], [2.0, 2.0]])).max()),
          hint="Along each eigenvector of the Hessian (curvature λ), a step multiplies the distance to "
               "the minimum by 1 − ηλ. The Hessian of f comes from nested tapes or tape.jacobian of the "
               "gradient (lesson 03); np.linalg.eigvalsh gives its eigenvalues.",
          praise="Every direction must satisfy |1 − ηλ| < 1; the steepest one sets the limit, 2/λ_max.")
-register("04", "adam_slots", expected=(0.58, 0.019996),
+register("04", "adam_slots",
+         idea=("The slots are running averages, started from zero and updated once per gradient, kept "
+               "before any correction."),
+         expected=(0.58, 0.019996),
          hint="Start from m = v = 0 and apply m <- beta1*m + (1 - beta1)*g and "
               "v <- beta2*v + (1 - beta2)*g**2 once per gradient. The slots hold these raw running "
               "means, before the bias correction.")
@@ -135,28 +192,43 @@ register("04", "adam_slots", expected=(0.58, 0.019996),
 # ===================================================================================================
 
 def _judge_clip_rows(answer: Any) -> str | None:
-    t = eg.constant([[3.0, 4.0, 0.0], [0.3, -0.4, 0.0], [0.0, 0.0, 0.0], [-6.0, 0.0, 8.0]])
-    c = 2.0
+    rng = np.random.default_rng(5)
+    drawn = rng.normal(size=(6, 5)) * rng.uniform(0.2, 3.0, size=(6, 1))
+    drawn[2] = 0.0  # a zero row, and rows both sides of c
+    for t, c in ((eg.constant([[3.0, 4.0, 0.0], [0.3, -0.4, 0.0], [0.0, 0.0, 0.0], [-6.0, 0.0, 8.0]]), 2.0),
+                 (eg.constant(drawn), float(np.median(np.linalg.norm(drawn, axis=1))))):
+        problem = _clip_rows_once(answer, t, c)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _clip_rows_once(answer: Any, t: Any, c: float) -> str | None:
     rows = t.numpy().astype(np.float64)
     norms = np.sqrt(np.sum(rows**2, axis=1, keepdims=True))
     want = rows * c / np.maximum(norms, c)
     whole = rows * c / max(float(np.sqrt(np.sum(rows**2))), c)
 
-    with _calls_to("clip_by_norm") as called:
+    tape = watching([t])
+    with _calls_to("clip_by_norm", "clip_by_global_norm", "global_norm") as called:
         try:
             with np.errstate(all="ignore"):  # a NaN from a zero row is reported below, not warned about
                 out = answer(t, c)
         except Exception as exc:
-            failed = f"calling clip_rows(t, 2.0) on a 4x3 matrix raised {type(exc).__name__}: {exc}."
+            failed = (f"calling clip_rows(t, {c:.3g}) on a {t.dtype} matrix of shape {t.shape} raised "
+                      f"{type(exc).__name__}: {exc}.")
         else:
             failed = None
+        finally:
+            tape.__exit__(None, None, None)
     if called:
-        return ("it calls eg.clip_by_norm (under whatever name); build the clip from sqrt, sum and "
-                "maximum instead.")
+        return _refusal(called, "the exercise is to build the clip yourself, from the row lengths.")
     if failed is not None:
         return failed
     if not _is_tensor(out):
         return "return an engine tensor computed with engine operations (so it stays differentiable)."
+    if out.dtype != t.dtype:
+        return f"for a {t.dtype} matrix it returns {out.dtype}: keep the dtype of t."
     got = out.numpy().astype(np.float64)
     if got.shape != rows.shape:
         return f"it returns shape {got.shape}; the clipped matrix keeps the shape of t, {rows.shape}."
@@ -172,18 +244,44 @@ def _judge_clip_rows(answer: Any) -> str | None:
         return "rows whose length is at most c should stay exactly as they are."
     if not np.allclose(got, want, rtol=1e-5, atol=1e-6):
         return "the long rows are changed, but they should end with length exactly c, pointing the same way."
-    return None
+    return flows_back(tape, [out], [t])
 
 
-register("05", "clip_rows", judge=_judge_clip_rows, function="clip_rows",
+def _clip_rows(t: Any, c: float) -> Any:
+    """The course's answer to lesson 05's clip_rows."""
+    norms = eg.sqrt(eg.sum(t * t, axis=1, keepdims=True))
+    return t * c / eg.maximum(norms, c)
+
+
+_ROWS_WRONG = (
+    (lambda t, c: t * c / eg.maximum(eg.sqrt(eg.sum(t * t)), c), "whole matrix"),
+    (lambda t, c: t * c / eg.maximum(eg.sqrt(eg.sum(t * t, axis=1)), c), "raised"),
+    (lambda t, c: t * c / eg.sqrt(eg.sum(t * t, axis=1, keepdims=True)), "NaN"),
+    (lambda t, c: t * c / (eg.sqrt(eg.sum(t * t, axis=1, keepdims=True)) + 1e-3), "at most c should stay"),
+    (lambda t, c: t.numpy() * c / np.maximum(np.linalg.norm(t.numpy(), axis=1, keepdims=True), c),
+     "engine tensor"),
+    (lambda t, c: t, "nothing was clipped"),
+)
+
+register("05", "clip_rows",
+         idea=("Clipping by norm shrinks what is too long to the limit and leaves what is short alone; "
+               "here each row is measured and clipped on its own."),
+         judge=_judge_clip_rows, function="clip_rows", reference=_clip_rows,
+         wrong=_ROWS_WRONG,
          hint="Compute each row's length with sqrt(sum(t * t, axis=1, keepdims=True)); then scale t by "
               "c divided by the larger of that length and c (eg.maximum).",
          praise="That is exactly the formula behind clip_by_norm.")
-register("05", "global_clip", expected=(13.0, 0.5),
+register("05", "global_clip",
+         idea=("The global norm measures all gradients together as one long vector; clipping scales "
+               "every gradient by the same factor."),
+         expected=(13.0, 0.5),
          hint="The global norm is the length of all entries of all gradients together: the square root "
               "of the sum of all their squares. When it exceeds clip_norm, every gradient is multiplied "
               "by clip_norm divided by it.")
-register("05", "keeps_direction", expected={"global norm"},
+register("05", "keeps_direction",
+         idea=("A direction survives only when everything is multiplied by one and the same positive "
+               "factor."),
+         expected={"global norm"},
          hint="A direction survives when every entry of every gradient is multiplied by one and the same "
               "positive number. Which methods use a single factor for everything, whatever the gradients?")
 
@@ -222,7 +320,31 @@ def _judge_combine(answer: Any) -> str | None:
     want3 = sum(n * g for n, g in zip(sizes, gs)) / sum(sizes)
     if isinstance(got3, str) or got3.shape != want3.shape or not np.allclose(got3, want3):
         return "it works for two micro-batches but not for three of sizes 5, 10 and 17."
+    return _combine_keeps(answer, rng)
+
+
+def _combine_keeps(answer: Any, rng: np.random.Generator) -> str | None:
+    """float32 gradients give a float32 result, the caller's arrays stay as they were, and the same
+    array given twice (two micro-batches with equal gradients) combines to itself."""
+    g = rng.normal(size=(5,)).astype(np.float32)
+    for gradients, sizes, want in (([g, 2 * g], [1, 3], 1.75 * g), ([g, g], [2, 6], g)):
+        before = [a.copy() for a in gradients]
+        try:
+            out = answer(gradients, sizes)
+        except Exception as exc:
+            return f"for float32 gradients it raised {type(exc).__name__}: {exc}."
+        if any(not np.array_equal(a, b) for a, b in zip(gradients, before)):
+            return ("it changed a gradient it was given (in place: += or x[...] =): the caller's arrays must "
+                    "stay as they were; start the sum from a new array.")
+        if type(out) is not np.ndarray or out.dtype != np.float32:
+            kind = out.dtype if type(out) is np.ndarray else type(out).__name__
+            return f"for float32 gradients it returns {kind}: return a NumPy array of the gradients' dtype."
+        if out.shape != want.shape or not np.allclose(out, want, rtol=1e-5, atol=1e-6):
+            return "it is not right for float32 gradients (or for the same array given twice)."
     return None
+
+
+_WORKERS_CHANGED = "it changed the workers' gradients in place: average them into new arrays."
 
 
 def _judge_server_step(answer: Any) -> str | None:
@@ -232,11 +354,14 @@ def _judge_server_step(answer: Any) -> str | None:
     worker_gradients = [[np.array([1.0, 0.0]), np.array([[2.0]])],
                         [np.array([3.0, -2.0]), np.array([[0.0]])],
                         [np.array([2.0, 2.0]), np.array([[4.0]])]]
+    sent = [[g.copy() for g in w] for w in worker_gradients]
     try:
-        answer(opt, [a, b], worker_gradients)
+        answer(opt, [a, b], sent)
     except Exception as exc:
         return (f"calling server_step(optimizer, [a, b], gradients of 3 workers) raised "
                 f"{type(exc).__name__}: {exc}.")
+    if any(not np.array_equal(x, y) for w, s in zip(worker_gradients, sent) for x, y in zip(w, s)):
+        return _WORKERS_CHANGED
     if type(opt.iterations) is not int:
         return "the optimizer's step count is no longer a plain int: leave the optimizer's fields alone."
     if opt.iterations == 0:
@@ -253,16 +378,84 @@ def _judge_server_step(answer: Any) -> str | None:
     mean_b = np.mean([w[1] for w in worker_gradients], axis=0)
     if np.allclose(got_a, 1.0 * np.array([1.0, 2.0]) - 0.5 * mean_a) and \
             np.allclose(got_b, np.array([[3.0]]) - 0.5 * mean_b):
-        return None
+        return _server_step_again(answer)
     return "the variables changed, but not by the workers' averaged gradients."
 
 
-register("06", "combine", judge=_judge_combine, function="combine",
+def _server_step_again(answer: Any) -> str | None:
+    """A second call: four workers, random gradients, another learning rate; theirs stay untouched."""
+    rng = np.random.default_rng(6)
+    start = [rng.normal(size=(2, 3)), rng.normal(size=(5,))]
+    variables = [eg.Variable(s) for s in start]
+    workers = [[rng.normal(size=s.shape) for s in start] for _ in range(4)]
+    sent = [[g.copy() for g in w] for w in workers]
+    try:
+        answer(eg.optimizers.SGD(learning_rate=0.2), variables, sent)
+    except Exception as exc:
+        return f"a second call, with four workers, raised {type(exc).__name__}: {exc}."
+    if any(not np.array_equal(a, b) for w, s in zip(workers, sent) for a, b in zip(w, s)):
+        return _WORKERS_CHANGED
+    for k, (v, s) in enumerate(zip(variables, start)):
+        mean = np.mean([w[k] for w in workers], axis=0)
+        if not np.allclose(v.numpy(), s - 0.2 * mean, rtol=1e-9, atol=1e-12):
+            return "with four workers and a learning rate of 0.2 the step is not the workers' mean."
+    return None
+
+
+def _combine(gradients: Any, sizes: Any) -> Any:
+    """The course's answer to lesson 06's combine."""
+    return sum(n * g for n, g in zip(sizes, gradients)) / sum(sizes)
+
+
+def _server_step(optimizer: Any, variables: Any, worker_gradients: Any) -> None:
+    """The course's answer to lesson 06's server_step."""
+    means = [np.mean(arrays, axis=0) for arrays in zip(*worker_gradients)]
+    optimizer.apply_gradients(zip(means, variables))
+
+
+def _server_per_worker(optimizer: Any, variables: Any, worker_gradients: Any) -> None:
+    for grads in worker_gradients:
+        optimizer.apply_gradients(zip(grads, variables))
+
+
+def _server_twice(optimizer: Any, variables: Any, worker_gradients: Any) -> None:
+    half = [np.mean(arrays, axis=0) / 2 for arrays in zip(*worker_gradients)]
+    optimizer.apply_gradients(zip(half, variables))
+    optimizer.apply_gradients(zip(half, variables))
+
+
+_COMBINE_WRONG = (
+    (lambda gradients, sizes: np.mean(gradients, axis=0), "plain mean"),
+    (lambda gradients, sizes: sum(n * g for n, g in zip(sizes, gradients)), "weighted sum"),
+    (lambda gradients, sizes: sum(n * g for n, g in zip(reversed(sizes), gradients)) / sum(sizes), "swapped"),
+    (lambda gradients, sizes: (sizes[0] * gradients[0] + sizes[1] * gradients[1]) / (sizes[0] + sizes[1]),
+     "three"),
+)
+_SERVER_WRONG = (
+    (_server_per_worker, "once per worker"),
+    (lambda opt, variables, grads: opt.apply_gradients(
+        zip([np.sum(a, axis=0) for a in zip(*grads)], variables)), "added"),
+    (lambda opt, variables, grads: opt.apply_gradients(zip(grads[0], variables)), "averaged"),
+    (lambda opt, variables, grads: [np.mean(a, axis=0) for a in zip(*grads)], "not updated"),
+    (_server_twice, "exactly once"),
+)
+
+register("06", "combine",
+         idea=("The full-batch loss is a mean over every example, so each micro-batch counts as many "
+               "times as it has examples."),
+         judge=_judge_combine, function="combine", reference=_combine,
+         wrong=_COMBINE_WRONG,
          hint="The full-batch loss is a mean over all examples, so a micro-batch of n examples counts n "
               "times: weight each gradient by its size, add, and divide by the total size.",
          praise="Weighting by size keeps accumulation exact for any split.")
-register("06", "server_step", judge=_judge_server_step, function="server_step",
+register("06", "server_step",
+         idea=("The server averages what the workers send, variable by variable, then updates once."),
+         judge=_judge_server_step, function="server_step", reference=_server_step,
+         wrong=_SERVER_WRONG,
          hint="zip(*worker_gradients) groups the arrays per Variable; np.mean(..., axis=0) averages "
               "each group; zip the means with the variables and call apply_gradients once.")
-register("06", "sum_lr", expected=0.025,
+register("06", "sum_lr",
+         idea=("Adding gradients instead of averaging them multiplies the step; the learning rate can "
+               "undo that factor."),
+         expected=0.025,
          hint="Adding k gradients gives k times their mean. The learning rate has to undo that factor.")

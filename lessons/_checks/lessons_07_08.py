@@ -8,7 +8,7 @@ import numpy as np
 
 import engine as eg
 
-from .forbidden import _calls_to
+from .forbidden import _calls_to, _refusal
 from .plain import _is_tensor, _plain_count, _plain_numbers
 from .registry import register
 
@@ -43,9 +43,12 @@ def _judge_cross_entropy(answer: Any) -> str | None:
         (np.eye(3, dtype=np.float32)[[1, 0]],
          np.array([[250.0, 0.0, -80.0], [-300.0, 400.0, 10.0]], np.float32)),
     ]
+    rng = np.random.default_rng(71)  # and random float64 batches of other shapes
+    for n, classes in ((5, 7), (1, 2)):
+        cases.append((np.eye(classes)[rng.integers(0, classes, n)], 3.0 * rng.normal(size=(n, classes))))
     for k, (labels, logits) in enumerate(cases):
         y, z = eg.constant(labels), eg.constant(logits)
-        with _calls_to("softmax_cross_entropy", "sparse_softmax_cross_entropy") as used_fused:
+        with _calls_to("softmax_cross_entropy", "sparse_softmax_cross_entropy", "fused_xent") as used_fused:
             try:
                 with eg.GradientTape() as tape:
                     tape.watch(z)
@@ -57,8 +60,7 @@ def _judge_cross_entropy(answer: Any) -> str | None:
             else:
                 failed = None
         if used_fused:
-            return ("it calls the engine's fused loss (under whatever name); the exercise asks you to "
-                    "build it yourself.")
+            return _refusal(used_fused, "the exercise asks you to build the loss yourself.")
         if failed is not None:
             return failed
         if not _is_tensor(out):
@@ -66,6 +68,8 @@ def _judge_cross_entropy(answer: Any) -> str | None:
         if out.shape != (len(labels),):
             return (f"it returns shape {out.shape}; the exercise asks for one loss per example, "
                     f"shape (batch,), not their sum or mean.")
+        if out.dtype != logits.dtype:
+            return f"for {logits.dtype} logits it returns {out.dtype}: keep the logits' dtype."
         z64, y64 = logits.astype(np.float64), labels.astype(np.float64)
         top = z64.max(axis=1, keepdims=True)
         log_p = z64 - (top + np.log(np.exp(z64 - top).sum(axis=1, keepdims=True)))
@@ -117,14 +121,46 @@ def _judge_accuracy(answer: Any) -> str | None:
     return None
 
 
-register("07", "flatten_size", judge=_judge_flatten_size,
+def _cross_entropy(labels: Any, logits: Any) -> Any:
+    """The course's answer to lesson 07's cross_entropy: one loss per example, with log_softmax."""
+    return -eg.sum(labels * eg.log_softmax(logits, axis=-1), axis=-1)
+
+
+def _accuracy(logits: Any, labels: Any) -> float:
+    """The course's answer to lesson 07's accuracy."""
+    return float(np.mean(np.argmax(logits.numpy(), axis=1) == labels))
+
+
+_XENT_WRONG = (
+    (lambda labels, logits: -eg.sum(labels * eg.log(eg.softmax(logits)), axis=-1), "log of a softmax"),
+    (lambda labels, logits: eg.mean(_cross_entropy(labels, logits)), "one loss per example"),
+    (lambda labels, logits: eg.sum(labels * eg.log_softmax(logits, axis=-1), axis=-1), "sign"),
+    (lambda labels, logits: -(labels.numpy() * np.log(np.exp(logits.numpy()))).sum(axis=1), "engine Tensor"),
+)
+_ACCURACY_WRONG = (
+    (lambda logits, labels: 100 * _accuracy(logits, labels), "percentage"),
+    (lambda logits, labels: 1 - _accuracy(logits, labels), "wrong predictions"),
+    (lambda logits, labels: int(np.sum(np.argmax(logits.numpy(), axis=1) == labels)), "divide"),
+    (lambda logits, labels: float(np.mean(np.argmin(logits.numpy(), axis=1) == labels)), "not right"),
+)
+
+register("07", "flatten_size",
+         idea=("Follow the height, the width and the channels through every layer up to the flatten."),
+         judge=_judge_flatten_size, reference=7 * 7 * 64,
          hint="The convolutions keep height and width (SAME padding); each 2×2 pooling with stride 2 "
               "halves them, rounding up. Multiply the final height, width and number of channels.")
-register("07", "cross_entropy", judge=_judge_cross_entropy, function="cross_entropy",
+register("07", "cross_entropy",
+         idea=("The cross-entropy is minus the log-probability of the right class; compute log- "
+               "probabilities in a form that never takes the log of a rounded-off zero."),
+         judge=_judge_cross_entropy, function="cross_entropy",
+         reference=_cross_entropy, wrong=_XENT_WRONG,
          hint="log p = eg.log_softmax(logits, axis=-1) never takes the log of a rounded-off zero. The loss "
               "per example is minus the sum over the class axis of labels * log p.",
          praise="That is the stable formula TensorFlow's softmax_cross_entropy_with_logits uses.")
-register("07", "accuracy", judge=_judge_accuracy, function="my_accuracy",
+register("07", "accuracy",
+         idea=("Accuracy is the fraction of examples whose most likely class is the label."),
+         judge=_judge_accuracy, function="my_accuracy", reference=_accuracy,
+         wrong=_ACCURACY_WRONG,
          hint="np.argmax(logits.numpy(), axis=1) gives the predicted class of each example; compare it "
               "with the labels and take the mean of the comparison.")
 
@@ -140,8 +176,10 @@ def _judge_activation_bytes(answer: Any) -> str | None:
     values = 50 * 8 * 8 * 32
     if answer == values * 4:
         return None
-    if answer == values:
-        return "that counts the numbers, not the bytes they take."
+    if answer == values:  # also 50·4·4·32·4, the bytes after the pooling: the same number
+        return ("that number is both the count of the values (not the bytes they take) and the bytes of the "
+                "tensor after the pooling: the tensor asked for is the first convolution's output, and its "
+                "size in bytes.")
     if answer == values * 8:
         return "that is the size in float64; the activations are float32."
     if answer == 8 * 8 * 32 * 4:
@@ -164,13 +202,21 @@ def _judge_pool_drop(answer: Any) -> str | None:
     return "answer with the name of one of the two numbers that eg.memory_info reports."
 
 
-register("08", "activation_bytes", judge=_judge_activation_bytes,
+register("08", "activation_bytes",
+         idea=("The size of a tensor in bytes is the number of its entries times the bytes each entry "
+               "takes."),
+         judge=_judge_activation_bytes, reference=50 * 8 * 8 * 32 * 4,
          hint="Write down the shape of the first Conv2D's output for a batch of 50 (SAME padding keeps "
               "8×8; one channel per filter), multiply the sizes, then multiply by the bytes per float32.")
-register("08", "pool_drop", judge=_judge_pool_drop,
+register("08", "pool_drop",
+         idea=("A memory pool keeps freed blocks for later instead of giving them back."),
+         judge=_judge_pool_drop, reference="used_bytes",
          hint="A memory pool keeps freed blocks for the next allocation instead of returning them to "
               "the driver. Which number counts memory in use by tensors, and which the pool's total?")
-register("08", "bit_identical", expected={"a", "b", "c"},
+register("08", "bit_identical",
+         idea=("Numbers drawn or copied on the host stay identical; results of floating-point arithmetic "
+               "done in another order may not."),
+         expected={"a", "b", "c"},
          hint="For each item ask: does it come from the host's random generator (NumPy), copied to the "
               "device or turned into a mask by exact integer arithmetic, or is it the result of the "
               "device's floating-point arithmetic, where the order in which numbers are added differs "

@@ -60,8 +60,9 @@ def _judge_gradient_names(answer: Any) -> str | None:
 
 def _judge_leaky_relu(answer: Any) -> str | None:
     traced = eg.function(answer)
-    for values in ([-2.0, -0.5, 0.0, 1.5], [3.0, -1.0, 2.0, -4.0]):
-        v = np.array(values, np.float32)
+    drawn = np.random.default_rng(9).normal(size=(3, 4)) * 2.0  # a random float64 matrix: another trace
+    for v in (np.array([-2.0, -0.5, 0.0, 1.5], np.float32), np.array([3.0, -1.0, 2.0, -4.0], np.float32),
+              drawn):
         try:
             y = traced(eg.constant(v))
         except eg.TracingError:
@@ -69,6 +70,8 @@ def _judge_leaky_relu(answer: Any) -> str | None:
                     ".numpy()), which a graph cannot do.")
         if not _is_tensor(y) or y.shape != v.shape:
             return "return a tensor with the shape of x."
+        if y.dtype != v.dtype:
+            return f"for {v.dtype} x it returns {y.dtype}: keep the dtype of x."
         got = y.numpy()
         if np.allclose(got, np.maximum(v, 0)):
             return "negative inputs should be scaled down, not set to zero."
@@ -77,13 +80,45 @@ def _judge_leaky_relu(answer: Any) -> str | None:
     return None
 
 
-register("09", "gradient_names", judge=_judge_gradient_names, function="gradient_names",
+def _gradient_names(graph: Any) -> list[str]:
+    """The course's answer to lesson 09's gradient_names."""
+    return [g.name for g in graph.outputs[1]]
+
+
+def _leaky_relu(x: Any) -> Any:
+    """The course's answer to lesson 09's leaky_relu."""
+    return eg.where(x > 0, x, 0.1 * x)
+
+
+def _leaky_if(x: Any) -> Any:
+    if x > 0:
+        return x
+    return 0.1 * x
+
+
+register("09", "gradient_names",
+         idea=("Every tensor of a graph has a name, and a graph returns what its traced function "
+               "returned."),
+         judge=_judge_gradient_names, function="gradient_names",
+         reference=_gradient_names, wrong=(
+             (lambda graph: [n.name for n in graph.nodes if n.op == "ReadVariable"], "Variable's value"),
+            (lambda graph: list(graph.outputs[1]), "graph tensors themselves"),
+            (lambda graph: [graph.outputs[0].name], "one name per gradient"),
+            (lambda graph: [graph.outputs[0].name] * 2, "not the gradients")),
          hint="The step returned (loss, grads), so graph.outputs holds the loss and the list of the "
               "gradients as graph tensors; each graph tensor has a .name.")
-register("09", "trace_count", expected=4,
+register("09", "trace_count",
+         idea=("A traced function traces again only for a signature it has not seen; work out what makes "
+               "two calls' signatures the same."),
+         expected=4,
          hint="A tensor argument counts by its shape, dtype and device; any other argument by its value. "
               "Go through the calls and count the signatures not seen before.")
-register("09", "leaky_relu", judge=_judge_leaky_relu, function="leaky_relu",
+register("09", "leaky_relu",
+         idea=("A graph cannot ask a tensor for a Python value while tracing; the choice between two "
+               "values has to be an op of the graph."),
+         judge=_judge_leaky_relu, function="leaky_relu", reference=_leaky_relu,
+         wrong=((_leaky_if, "Python value"), (lambda x: eg.relu(x), "not set to zero"),
+                (lambda x: x, "not right")),
          hint="eg.where(condition, a, b) picks elementwise from a where the condition holds and from b "
               "elsewhere, inside the graph.",
          praise="eg.where keeps the choice inside the graph, so every replay chooses anew.")

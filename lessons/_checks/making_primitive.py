@@ -21,6 +21,9 @@ from engine import primitive as _primitive
 from .plain import _is_tensor, _plain_numbers
 from .registry import register
 
+#: The draws of the random inputs: fixed, so that a verdict never depends on luck.
+_SEED = 20260
+
 #: Captured at import: a cell may rebind eg.Primitive; the registry is the engine's own dict.
 _PRIMITIVE = eg.Primitive
 _REGISTRY = _primitive.REGISTRY
@@ -130,7 +133,7 @@ def _draws(prim: Any, x: np.ndarray) -> str | None:
 
 
 def _judge_softsign(answer: Any) -> str | None:
-    rng = np.random.default_rng()
+    rng = np.random.default_rng(_SEED)  # fixed: the same answer gets the same verdict on every run
     for k, shape in enumerate(((), (6,), (3, 4))):
         # away from the kink at 0, where the finite difference and the derivative disagree
         x = rng.uniform(0.2, 3.0, size=shape) * rng.choice([-1.0, 1.0], size=shape)
@@ -164,7 +167,27 @@ def _judge_softsign(answer: Any) -> str | None:
     return None
 
 
-register("03", "softsign", function="make_softsign", judge=_judge_softsign, hint=(
+def _softsign_maker(vjp: Any, rule: str = "∂x = g / (1 + |x|)²") -> Any:
+    """A make_softsign(name) building softsign with this VJP (the course's answer, or a wrong one)."""
+    def make_softsign(name: str) -> Any:
+        return eg.Primitive(name, lambda xp, x: x / (1 + xp.abs(x)), vjps=[vjp], rule=rule, symbol="softsign",
+                            elementwise=True)
+    return make_softsign
+
+
+register("03", "softsign",
+         idea=("A new op needs three things: how to compute it, how a gradient flows back through it "
+               "(the local derivative times the incoming gradient, written so that tapes can follow it), "
+               "and that rule as text."),
+         function="make_softsign", judge=_judge_softsign,
+         reference=_softsign_maker(lambda g, y, x: g / (1 + eg.abs(x)) ** 2), wrong=(
+             (_softsign_maker(lambda g, y, x: 1 / (1 + eg.abs(x)) ** 2), "factor g is missing"),
+            (_softsign_maker(lambda g, y, x: g / (1 + eg.abs(x))), "without the square"),
+            (_softsign_maker(lambda g, y, x: g * (1 + 2 * eg.abs(x)) / (1 + eg.abs(x)) ** 2), "sign wrong"),
+            (_softsign_maker(lambda g, y, x: g / (1 + x) ** 2), "absolute value"),
+            (_softsign_maker(lambda g, y, x: eg.constant(g.numpy() / (1 + np.abs(x.numpy())) ** 2)),
+             "second derivative is None"),
+            (_softsign_maker(lambda g, y, x: g / (1 + eg.abs(x)) ** 2, rule="softsign"), "rule=")), hint=(
     "Differentiate softsign(x) = x / (1 + |x|) with the quotient rule (d|x|/dx = sign(x), and "
     "x·sign(x) = |x|). The forward works on arrays with xp; the VJP gets Tensors g, y, x and returns "
     "g times the derivative, written with engine ops; return eg.Primitive(name, forward, vjps=[vjp], "
