@@ -48,8 +48,8 @@ import tokenize
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ProseNumber", "parse", "prose_numbers", "measured_ratios", "shown_numbers", "code_numbers", "shows",
-           "unshown"]
+__all__ = ["ProseNumber", "parse", "prose_numbers", "measured_ratios", "shown_numbers", "code_numbers",
+           "shows", "unshown"]
 
 # A mantissa with a decimal point or an exponent; or a whole number followed by % or an exponent.
 _MANTISSA = r"\d+(?:\.\d+)?"

@@ -48,7 +48,8 @@ def test_allowed_numbers_are_still_in_their_lesson(prefix: str):
 
     (path,) = [p for p in LESSONS if p.name.startswith(prefix)]
     cells = [cell for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "markdown"]
-    written = {n.text.strip() for cell in cells for n in prose_numbers(cell.source) + measured_ratios(cell.source)}
+    written = {n.text.strip() for cell in cells
+               for n in prose_numbers(cell.source) + measured_ratios(cell.source)}
     stale = set(ALLOWED[prefix]) - written
     assert not stale, f"{path.name}: {stale} no longer in the text"
 
@@ -114,8 +115,9 @@ def test_rounding(written: str, printed: float, ok: bool):
 
 def test_issue_31s_claims_are_reported():
     """The claims issue 31 found untrue, each against the output that stood above it: 07's spread of
-    the layers' gradient norms (the printed per-step spread was 18.6, the table's 25), 04's tuned Momentum
-    (measured 6.1 steps per tenfold) and 05's gradient norms over fourteen orders of magnitude (14.4: true)."""
+    the layers' gradient norms (the printed per-step spread was 18.6, the table's 25), 04's tuned
+    Momentum (measured 6.1 steps per tenfold) and 05's norms over fourteen orders of magnitude (14.4:
+    true)."""
     nb = _nb(("code", "print(spread)", "median spread 18.6x, max 41.7x\n"),
              ("markdown", "The gradients of all layers stay within about a factor of ten of each other.", ""),
              ("code", "print(tenfold)", "steps per tenfold: measured 6.1\n"),
