@@ -14,6 +14,14 @@ that class in an executed notebook:
   out) of the cells above it and of the next code cell below it (the cell that defines what the text
   just introduced: a learning rate, a formula's coefficients, an assertion).
 
+**Measured ratios and counts** are the second class: a whole number (in digits or a word) in a phrase
+that states a result, "about 5 steps", "within a factor of ten", "25×", "four times", "fourteen
+orders of magnitude", "roughly 20". They are shown only by the *printed output* of the code cells
+directly above the markdown cell (the run of code cells since the previous markdown cell; the nearest
+one above when a markdown cell follows another): a code literal defines, it does not measure, and a
+step counter printed three sections earlier does not measure a ratio. Text inside ``<details>``
+sections is read like the rest.
+
 A prose number is shown when a shown number rounds to it at the precision it is written with
 (``0.2222`` is shown by ``-0.22222222``; signs are ignored, since prose writes minus signs in LaTeX),
 a percentage also by its fraction (``90%`` by ``0.9``), and ``10^{k}`` by any number of that order of
@@ -27,6 +35,8 @@ magnitude. What is left is reported; a lesson may allow a few numbers that are d
 (True, True, False)
 >>> shows(parse("10^{-11}"), [1.78e-11]), shows(parse("97.5 %"), [0.975])
 (True, True)
+>>> [n.text for n in measured_ratios("tuned Momentum needs about 5; within a factor of ten; 28×28 images")]
+['about 5', 'within a factor of ten']
 """
 
 from __future__ import annotations
@@ -38,7 +48,8 @@ import tokenize
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ProseNumber", "parse", "prose_numbers", "shown_numbers", "code_numbers", "shows", "unshown"]
+__all__ = ["ProseNumber", "parse", "prose_numbers", "measured_ratios", "shown_numbers", "code_numbers",
+           "shows", "unshown"]
 
 # A mantissa with a decimal point or an exponent; or a whole number followed by % or an exponent.
 _MANTISSA = r"\d+(?:\.\d+)?"
@@ -53,6 +64,22 @@ NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![
 CODE_SPAN = re.compile(r"```.*?```|``.*?``|`[^`\n]*`", re.S)
 LINK_TARGET = re.compile(r"\]\([^)]*\)|https?://\S+")
 HTML_TAG = re.compile(r"<[^>]+>")
+
+# Whole numbers in phrases that state a measured ratio or count (see the module docstring).
+WORDS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
+WORDS.update(thirty=30, forty=40, fifty=50, sixty=60, seventy=70, eighty=80, ninety=90, hundred=100,
+             thousand=1000, million=10**6)
+_WHOLE = r"(?:\d{1,3}(?:,\d{3})+|\d+|" + "|".join(sorted(WORDS, key=len, reverse=True)) + r")(?![\w.,]\d)"
+RATIO = re.compile(
+    r"(?<![\w.^{\-−])(?:"
+    rf"(?:about|roughly|nearly|approximately|around|almost|within(?:\s+about)?|factors?\s+of)\s+(?:an?\s+)?"
+    rf"(?:factor\s+of\s+)?(?:(?:a|an)\s+)?(?P<a>{_WHOLE})(?:\s*(?:×|\\times))?"
+    rf"|(?P<b>{_WHOLE})(?:\s*(?:×|\\times)(?!\s*[\d({{\\])|\s+times\b|\s+orders?\s+of\s+magnitude)"
+    r")(?![\w.]\d|[\w^])",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -87,6 +114,27 @@ def _from_match(m: re.Match) -> ProseNumber | None:
         return None  # a whole number: not this test's class
     value = float(mant) * 10.0**exp
     return ProseNumber(text, value, 0.5 * 10.0 ** (exp - decimals), percent=m.group("pct") is not None)
+
+
+def _whole(text: str) -> float:
+    text = text.lower().replace(",", "")
+    return float(WORDS[text]) if text in WORDS else float(text)
+
+
+def measured_ratios(markdown: str) -> list[ProseNumber]:
+    """The whole numbers of a markdown cell written as a measured ratio or count ("about 5", "25×")."""
+    out = []
+    for m in RATIO.finditer(_prose_text(markdown)):
+        number = m.group("a") or m.group("b")
+        value = _whole(number)
+        digits = number.replace(",", "")
+        if digits.isdigit():  # a written 20 or 300 is as precise as its last non-zero digit
+            zeros = len(digits) - len(digits.rstrip("0")) if value else 0
+            half = 0.5 * 10.0 ** zeros
+        else:  # a word ("ten", "fourteen") is the nearest whole number
+            half = 0.5
+        out.append(ProseNumber(re.sub(r"\s+", " ", m.group(0)), value, half))
+    return out
 
 
 def _prose_text(markdown: str) -> str:
@@ -171,9 +219,13 @@ def unshown(nb: Any, allowed: set[str] = frozenset()) -> list[tuple[int, str]]:
     cell above shows (see the module docstring); numbers written as in ``allowed`` are skipped."""
     cells = nb["cells"]
     seen: list[float] = []
+    printed_above: list[float] = []  # the printed output of the code cells directly above
     report = []
     for i, cell in enumerate(cells):
         if cell["cell_type"] == "code":
+            if i > 0 and cells[i - 1]["cell_type"] != "code":
+                printed_above = []
+            printed_above = printed_above + shown_numbers(cell)
             seen += shown_numbers(cell) + code_numbers(_src(cell))
             continue
         if cell["cell_type"] != "markdown":
@@ -184,4 +236,8 @@ def unshown(nb: Any, allowed: set[str] = frozenset()) -> list[tuple[int, str]]:
             if n.text.strip() in allowed or shows(n, pool):
                 continue
             report.append((i, n.text.strip()))
+        for n in measured_ratios(_src(cell)):
+            if n.text in allowed or shows(n, printed_above):
+                continue
+            report.append((i, n.text))
     return report

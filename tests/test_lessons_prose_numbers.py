@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.prose_numbers import parse, prose_numbers, shows, unshown
+from tests.prose_numbers import measured_ratios, parse, prose_numbers, shows, unshown
 from tests.test_notebooks import LESSONS, _lesson_params
 
 #: lesson prefix -> {number as written: why it needs no cell}
@@ -23,6 +23,8 @@ ALLOWED: dict[str, dict[str, str]] = {
     "05": {"6.5": "the clip_norm the exercise chooses"},
     "07": {"0.9": "a keep_prob of old TensorFlow code, the example of the dropout pitfall",
            "90 %": "the same keep_prob as a percentage"},
+    "09": {"six times": "the number of calls exercise 2 lists, not a result"},
+    "10": {"4 times": "how often broadcasting a (1, 4) shape uses each element: the shape the text chose"},
 }
 
 
@@ -45,8 +47,9 @@ def test_allowed_numbers_are_still_in_their_lesson(prefix: str):
     import nbformat
 
     (path,) = [p for p in LESSONS if p.name.startswith(prefix)]
-    written = {n.text.strip() for cell in nbformat.read(path, as_version=4).cells
-               if cell.cell_type == "markdown" for n in prose_numbers(cell.source)}
+    cells = [cell for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "markdown"]
+    written = {n.text.strip() for cell in cells
+               for n in prose_numbers(cell.source) + measured_ratios(cell.source)}
     stale = set(ALLOWED[prefix]) - written
     assert not stale, f"{path.name}: {stale} no longer in the text"
 
@@ -105,3 +108,63 @@ def test_definitions_in_code_and_whole_numbers_pass():
 def test_rounding(written: str, printed: float, ok: bool):
     number = parse(written)
     assert number is not None and shows(number, [printed]) is ok
+
+
+# ---- measured ratios and counts: "about N", "within a factor of N", "N×", "N times" -----------------------
+
+
+def test_issue_31s_claims_are_reported():
+    """The claims issue 31 found untrue, each against the output that stood above it: 07's spread of
+    the layers' gradient norms (the printed per-step spread was 18.6, the table's 25), 04's tuned
+    Momentum (measured 6.1 steps per tenfold) and 05's norms over fourteen orders of magnitude (14.4:
+    true)."""
+    nb = _nb(("code", "print(spread)", "median spread 18.6x, max 41.7x\n"),
+             ("markdown", "The gradients of all layers stay within about a factor of ten of each other.", ""),
+             ("code", "print(tenfold)", "steps per tenfold: measured 6.1\n"),
+             ("markdown", "Tuned Momentum needs about 5.", ""),
+             ("code", "print(orders)", "the gradient norms span 14.4 orders of magnitude\n"),
+             ("markdown", "The norm ranges over fourteen orders of magnitude.", ""))
+    assert unshown(nb) == [(1, "within about a factor of ten"), (3, "about 5")]
+
+
+def test_a_ratio_is_shown_only_by_the_output_directly_above():
+    """A code literal defines, it does not measure; a step counter printed two sections earlier does
+    not measure a ratio stated now."""
+    nb = _nb(("code", "for step in range(14): print(step)", "\n".join(map(str, range(14))) + "\n"),
+             ("markdown", "## Next section", ""),
+             ("code", "factor = 5  # chosen", ""),
+             ("markdown", "Momentum needs about 5 steps.", ""))
+    assert unshown(nb) == [(3, "about 5")]
+    nb["cells"][2]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "steps: 5.2\n"}]
+    assert unshown(nb) == []
+
+
+def test_details_sections_are_read():
+    text = "<details><summary>Deeper: spacing</summary>\n\nIt is 3.5 times larger, 1.19e-7.\n\n</details>"
+    nb = _nb(("code", "print(x)", "1.19e-07\n"), ("markdown", text, ""))
+    assert unshown(nb) == [(1, "3.5")]
+    assert [n.text for n in measured_ratios("<details>\n\nabout 40×\n\n</details>")] == ["about 40×"]
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("within about a factor of ten", [("within about a factor of ten", 10.0)]),
+    ("tuned Momentum needs about 5", [("about 5", 5.0)]),
+    ("the table shows 25× between layers", [("25×", 25.0)]),
+    ("it is $25 \\times$ larger", [("25 \\times", 25.0)]),
+    ("fourteen orders of magnitude", [("fourteen orders of magnitude", 14.0)]),
+    ("four times the other", [("four times", 4.0)]),
+    ("roughly 1,000 steps", [("roughly 1,000", 1000.0)]),
+    ("28×28 images, a $10 \\times 10$ array, 5×5 filters", []),
+    ("`about 5` in code, a 3×", [("3×", 3.0)]),
+])
+def test_ratio_phrasings(text: str, found: list):
+    assert [(n.text, n.value) for n in measured_ratios(text)] == found
+
+
+@pytest.mark.parametrize(("written", "printed", "ok"), [
+    ("about 5", 5.1, True), ("about 5", 6.1, False), ("roughly 1,000", 1400.0, True),
+    ("roughly 1,000", 1600.0, False), ("factor of ten", 10.4, True), ("factor of ten", 25.0, False),
+])
+def test_ratio_rounding(written: str, printed: float, ok: bool):
+    (number,) = measured_ratios(written)
+    assert shows(number, [printed]) is ok
