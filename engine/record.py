@@ -84,23 +84,22 @@ def not_kept(t: Tensor) -> Tensor:
     return _stand_in(t)
 
 
-_recent: tuple = (0, None, 0, None)  # the last two stand-ins made (uid, stand-in, uid, stand-in)
+_stand_ins: dict[int, Tensor] = {}  # tensor id → its stand-in, for the records made lately
 
 
 def _stand_in(t: Tensor) -> Tensor:
-    """``t``'s stand-in. Consecutive records share one (an op's output is the next op's input; the
-    walk lets go of a tensor that two records kept), so the last two are reused."""
-    global _recent
-    uid, recent = t._uid, _recent
-    if recent[0] == uid:
-        return recent[1]
-    if recent[2] == uid:
-        return recent[3]
-    s = _new(_tensor_type)
-    data = t._data
-    s._data = NotKept((data.shape, data.dtype))
-    s._device, s._uid, s.name = t._device, uid, t.name
-    _recent = (uid, s, recent[0], recent[1])  # (one assignment: safe across threads)
+    """``t``'s stand-in, shared by the records that drop ``t`` (an op's output is the next op's input;
+    a leaf is an input of many ops). Ids are never reused; the table is emptied when it grows."""
+    uid = t._uid
+    s = _stand_ins.get(uid)
+    if s is None:
+        if len(_stand_ins) >= 512:
+            _stand_ins.clear()
+        s = _new(_tensor_type)
+        data = t._data
+        s._data = NotKept((data.shape, data.dtype))
+        s._device, s._uid, s.name = t._device, uid, t.name
+        _stand_ins[uid] = s
     return s
 
 
