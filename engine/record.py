@@ -12,6 +12,8 @@
 A record keeps the arrays its VJP needs (``Primitive.needs``: multiply's gradient reads both inputs,
 not its output) and, for the others, a stand-in with the same id, shape, dtype and device whose value
 is not kept (`is_kept`). What the records keep is what reverse mode costs in memory (`eg.memory_profile`).
+A persistent tape's records keep everything (every input and output) until the tape is deleted; a
+non-persistent tape's one `gradient` call lets go of each record's arrays once the walk has used them.
 
 >>> r.kept                     # x, 3.0, and the output y
 (True, True, False)
