@@ -1,0 +1,152 @@
+"""gv.memory: what it draws per event equals the profile's numbers; the stacked area by layer sums to
+the bytes kept at every event (Hypothesis over random timelines); every cursor position is a frame
+whose row names the event's op and bytes; the static forms; bad input named."""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace as E
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gradviz as gv
+from gradviz.model.memory_runs import MAX_SCOPES, read_profile, read_profiles
+from gradviz.render.memory_plots import byte_text
+from gradviz.render.theme import DARK
+
+
+def profile(events):
+    """A MemoryProfile-shaped object of ``events`` (phase, op, scope, alive, saved) tuples."""
+    timeline = [E(phase=p, op=o, scope=s, alive_bytes=a, saved_bytes=b) for p, o, s, a, b in events]
+    return E(timeline=timeline, peak_bytes=max(a for *_, a, _ in events),
+             saved_peak_bytes=max(b for *_, b in events), by_scope={}, result=None)
+
+
+MLP = profile([
+    ("forward", "MatMul", "dense", 5000, 800), ("forward", "Tanh", "dense", 6000, 1200),
+    ("forward", "MatMul", "dense_1", 6500, 1600), ("forward", "Mean", "", 6600, 1600),
+    ("backward", "Mean", "", 6600, 1600), ("backward", "MatMul", "dense_1", 6200, 1200),
+    ("backward", "Tanh", "dense", 5800, 800), ("backward", "MatMul", "dense", 5000, 0),
+])
+
+
+def test_the_run_holds_the_profiles_numbers_event_by_event():
+    run = read_profile(MLP, "mlp")
+    for k, e in enumerate(MLP.timeline):
+        shown = run.event(k)
+        assert (shown["phase"], shown["op"], shown["alive_bytes"], shown["saved_bytes"]) == \
+            (e.phase, e.op, e.alive_bytes, e.saved_bytes)
+        assert sum(shown["by_scope"].values()) == e.saved_bytes
+    assert run.scopes == ("dense", "dense_1")
+    assert run.kept.tolist() == [800, 400, 400, 0, 0, -400, -400, -800]
+    assert run.first_backward == 4 and run.counts == {"forward": 4, "backward": 4}
+    assert (run.peak_bytes, run.saved_peak_bytes) == (6600, 1600)
+
+
+@st.composite
+def timelines(draw):
+    """A forward pass that keeps bytes in random scopes, then a backward walk that lets them go (in
+    any order: a step may free bytes a later scope kept), alive >= kept."""
+    n = draw(st.integers(1, 25))
+    scopes = st.sampled_from(["", "a", "b", "c/d", "e", "f", "g", "h", "i", "j"])
+    events, saved = [], 0
+    for k in range(n):
+        saved += draw(st.integers(0, 10_000))
+        events.append(("forward", f"op{k}", draw(scopes), saved + draw(st.integers(0, 500)), saved))
+    for k in range(n):
+        saved -= draw(st.integers(0, saved)) if k < n - 1 else saved
+        events.append(("backward", f"op{n - 1 - k}", draw(scopes), saved + draw(st.integers(0, 500)), saved))
+    return events
+
+
+@settings(max_examples=60, deadline=None)
+@given(timelines())
+def test_the_stacked_area_sums_to_the_kept_bytes_at_every_event(events):
+    run = read_profile(profile(events), "p")
+    assert run.saved_by_scope.shape == (len(events), len(run.scopes)) and len(run.scopes) <= MAX_SCOPES
+    assert (run.saved_by_scope >= 0).all()
+    assert run.saved_by_scope.sum(axis=1).tolist() == [e[4] for e in events]
+    assert run.alive.tolist() == [e[3] for e in events]
+
+
+def two():
+    small = profile([(p, o, s, a // 4, b // 4) for p, o, s, a, b in
+                     [(e.phase, e.op, e.scope, e.alive_bytes, e.saved_bytes) for e in MLP.timeline]] * 1)
+    return {"batch 128": MLP, "4 × 32": small}
+
+
+def test_every_cursor_frame_shows_its_events_op_and_bytes():
+    view = gv.memory(two(), theme="light")
+    widget = view.widget
+    assert [c["name"] for c in widget.controls] == ["cursor 1", "cursor 2"]
+    layers = {spec["name"]: spec for spec in widget.layers}
+    for i, prof in enumerate(two().values()):
+        assert len(layers[f"cursor{i}"]["frames"]) == len(prof.timeline)
+        for k, e in enumerate(prof.timeline):
+            row = layers[f"row{i}"]["frames"][str(k)]
+            assert f"<b>{e.op}</b>" in row and f"<td>{byte_text(e.saved_bytes)}</td>" in row
+            assert f"<td>{byte_text(e.alive_bytes)}</td>" in row and f"{k + 1} of {len(prof.timeline)}" in row
+            assert "<circle" in layers[f"cursor{i}"]["frames"][str(k)]
+    # the cursors start where each profile keeps the most; a control moves the state and the panel
+    assert view.cursor == (2, 2)
+    view.controls["cursor 2"].value = 7
+    assert view.current()["4 × 32"]["op"] == "MatMul" and view.current()["4 × 32"]["saved_bytes"] == 0
+    assert widget.index == {"cursor 1": 2, "cursor 2": 7}
+    assert "lets go 200 B" in view.shown()
+
+
+def test_the_picture_follows_the_theme_through_css_variables():
+    view = gv.memory(two(), theme="dark")
+    picture = view.widget.picture
+    assert "var(--gv-text)" in picture and "var(--gv-muted)" in picture and "var(--gv-background)" in picture
+    for role in ("text", "muted", "highlight", "background"):  # no palette colour drawn as a literal
+        colour = getattr(DARK, role)
+        assert not re.search(rf"(fill|stroke)(:\s*|=\"){colour}", picture), role
+    cursor = {spec["name"]: spec for spec in view.widget.layers}["cursor0"]["frames"]["0"]
+    assert 'stroke="var(--gv-highlight)"' in cursor and "var(--jp-layout-color0" in cursor
+
+
+def test_static_forms(tmp_path):
+    view = gv.memory([MLP, MLP], labels=["a", "b"], theme="light")
+    html = view._repr_html_()
+    assert html.count("<svg") == 1 and "MatMul" in html and "var(--gv-" in html
+    for suffix in ("png", "svg", "html"):
+        assert view.save(tmp_path / f"m.{suffix}").stat().st_size > 1000
+    assert view.png()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("bad, kind, words", [
+    (3.0, TypeError, "eg.MemoryProfile"),
+    (E(timeline=[], peak_bytes=0, saved_peak_bytes=0), ValueError, "no events"),
+    (E(timeline=[E(phase="forward", op="A", scope="")], peak_bytes=0, saved_peak_bytes=0), TypeError,
+     "no .alive_bytes"),
+    (profile([("sideways", "A", "", 1, 1)]), ValueError, "'forward' or 'backward'"),
+    (profile([("forward", "A", "", -1, 0)]), ValueError, "whole number of bytes >= 0"),
+    (profile([("forward", "A", "", "1", 0)]), TypeError, "whole number of bytes"),
+    ([], ValueError, "no profile"),
+    ([MLP] * 7, ValueError, "at most 6"),
+])
+def test_bad_profiles_are_refused_by_name(bad, kind, words):
+    with pytest.raises(kind, match="gv.memory") as info:
+        gv.memory(bad)
+    assert words in str(info.value)
+
+
+def test_bad_keywords_and_cursors():
+    with pytest.raises(ValueError, match="one text per profile"):
+        read_profiles([MLP, MLP], labels=["only one"])
+    with pytest.raises(ValueError, match="same label"):
+        gv.memory([MLP, MLP], labels=["x", "x"])
+    with pytest.raises(TypeError, match="only labels= and theme="):
+        gv.memory(MLP, batch=3)
+    with pytest.raises(TypeError, match="extra positional"):
+        gv.memory(MLP, 3)
+    view = gv.memory(MLP)
+    with pytest.raises(ValueError, match=r"event index in 0..7"):
+        view.cursor = (8,)
+    with pytest.raises(ValueError, match="one event index per profile"):
+        view.cursor = (1, 2)
+    assert np.array_equal(view.runs[0].saved, [e.saved_bytes for e in MLP.timeline])
