@@ -7,10 +7,11 @@ In a lesson notebook (the kernel runs in ``lessons/``, so this package is import
     check("partials", (dx, dy))     # prints "Right! ..." or "Not yet: ... Hint: ..."
 
 For lesson authors: register each exercise in your lesson's module of this package
-(``lessons_01_03.py``, ``lessons_04_06.py``, ``lessons_07_08.py``, ``lessons_09.py``,
-``lessons_10.py``, ``making.py`` for the making exercises of lessons 02 and 04,
+(``lessons_01_03.py``, ``lessons_04_06.py``, ``lessons_06b.py``, ``lessons_07_08.py``,
+``lessons_09.py``, ``lessons_10.py``, ``making.py`` for the making exercises of lessons 02 and 04,
 ``making_primitive.py`` for lesson 03's, ``making_steps.py`` for those of lessons 05 to 07; a new one is
-imported below), under the lesson's two-digit number and a short exercise name that the notebook uses.
+imported below), under the lesson's number (two digits; ``"06b"`` for the lesson between 06 and 07)
+and a short exercise name that the notebook uses.
 The machinery: ``registry.py`` (`register`, `evaluate`, `check`, `checker`), ``timelimit.py``,
 ``forbidden.py`` (calls to a forbidden built-in), ``plain.py`` (plain values), ``compare.py`` (the
 value judge `close_to`) and ``seal.py``.
@@ -72,6 +73,7 @@ import sys
 from . import (  # noqa: F401 (they register)
     lessons_01_03,
     lessons_04_06,
+    lessons_06b,
     lessons_07_08,
     lessons_09,
     lessons_10,
