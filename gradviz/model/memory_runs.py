@@ -111,8 +111,8 @@ def read_profile(profile: Any, label: str, where: str = "gv.memory") -> MemoryRu
     `TypeError` / `ValueError` naming what is missing or wrong."""
     missing = [a for a in ("timeline", "peak_bytes", "saved_peak_bytes") if not hasattr(profile, a)]
     if missing:
-        raise TypeError(f"{where}: expected {PROFILE} (or a function to profile), got {describe(profile)} "
-                        f"(no .{', .'.join(missing)}).")
+        raise TypeError(f"{where}: the profile must be {PROFILE}, or a function to profile; got "
+                        f"{describe(profile)} (it has no .{', .'.join(missing)}).")
     timeline = list(profile.timeline)
     if not timeline:
         raise ValueError(f"{where}: the profile {label!r} has no events (did the function run any op "
