@@ -100,8 +100,9 @@ class MemoryPlots:
         back = run.first_backward
         if back is not None:
             ax.axvline(back, color=colors["muted"], lw=0.9, ls="--")
-            ax.text(back, top * 1.06, " backward →", color=colors["muted"], fontsize=8, va="top")
-            ax.text(back, top * 1.06, "← forward ", color=colors["muted"], fontsize=8, va="top", ha="right")
+            for words, side, shift in (("backward →", "left", 4), ("← forward", "right", -4)):
+                ax.annotate(words, (back, top * 1.06), xytext=(shift, 0), textcoords="offset points",
+                            color=colors["muted"], fontsize=8, va="top", ha=side)
         ax.set_xlabel("event (ops, then backward steps)", color=colors["muted"], fontsize=9)
         title = f"{run.label}: kept ≤ {byte_text(run.saved_peak_bytes)}, peak {byte_text(run.peak_bytes)}"
         ax.set_title(title, color=colors["text"], fontsize=10)
