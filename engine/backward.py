@@ -171,10 +171,11 @@ def input_gradient(record: Record, index: int, g: Tensor) -> Tensor | None:
     >>> input_gradient(tape.records[0], 1, eg.ones(2)).numpy()   # 10.0 was broadcast: summed back
     array(3., dtype=float32)
     """
-    x = record.inputs[index]
-    if x._data.dtype.kind == "c" and not (record.prim.complex_grad and record.output._data.dtype.kind == "c"):
+    x = record.saved_inputs[index]
+    if x._data.dtype.kind == "c" and not (record.prim.complex_grad and
+                                          record.saved_output._data.dtype.kind == "c"):
         _refuse_complex(record, index)
-    gi = record.prim.vjp(index, g, record.output, record.inputs, record.params)
+    gi = record.prim.vjp(index, g, record.saved_output, record.saved_inputs, record.params)
     if gi is None:
         return None
     data = gi._data
@@ -206,10 +207,12 @@ def _refuse_complex(record: Record, index: int) -> None:
 
 
 def walk(records: Sequence[Record], seeds: list[tuple[Tensor, Tensor]], source_ids: list[int],
-         on_step: Callable[[BackwardStep], Any] | None = None) -> dict[int, Tensor]:
+         on_step: Callable[[BackwardStep], Any] | None = None, release: bool = False) -> dict[int, Tensor]:
     """The backward walk over ``records`` (execution order), iterative: the gradient of each source
     (tensor id → gradient; a source that received nothing is absent). ``on_step`` is called with a
     `BackwardStep` per visited record (`backward_steps` passes one; `GradientTape.gradient` does not).
+    ``release``: let go of each record's arrays once it is visited, unless another tape holds it too
+    (a non-persistent tape's one gradient call, as TensorFlow's).
 
     >>> import engine as eg
     >>> x = eg.constant(2.0)
@@ -223,9 +226,9 @@ def walk(records: Sequence[Record], seeds: list[tuple[Tensor, Tensor]], source_i
     # 1. Which tensors depend on a source? (a forward sweep; everything else needs no gradient)
     depends = set(source_ids)
     for r in records:
-        for t in r.inputs:
+        for t in r.saved_inputs:
             if t._uid in depends:
-                depends.add(r.output._uid)
+                depends.add(r.saved_output._uid)
                 break
 
     # 2. Seed the targets, then walk the records backwards, accumulating input gradients.
@@ -238,20 +241,27 @@ def walk(records: Sequence[Record], seeds: list[tuple[Tensor, Tensor]], source_i
     # differentiable: add the arrays directly.
     sums_are_ops = _rec.walk_is_recorded()
     step_scope = _rec.backward_step_scope()  # graph mode: names each step's ops gradients/<op>_grad/...
+    profiler = _rec.profiler()  # eg.memory_profile: one event per step
     for r in reversed(records):
-        out_id = r.output._uid
+        out_id = r.saved_output._uid
         if out_id not in depends:
             continue
         g = grads.get(out_id) if out_id in keep else grads.pop(out_id, None)
         if g is None:
             continue
+        if profiler is not None:
+            profiler.step_begin()
         if step_scope is None:
             given = _step(r, g, grads, depends, sums_are_ops)
         else:
-            with step_scope(r.output):
+            with step_scope(r.saved_output):
                 given = _step(r, g, grads, depends, sums_are_ops)
+        if release and r.holders <= 1:
+            r.release()
         if on_step is not None:
             on_step(BackwardStep(r, (g,), given))
+        if profiler is not None:
+            profiler.step_end(r)
     return {i: grads[i] for i in keep if i in grads}
 
 
@@ -261,7 +271,7 @@ def _step(r: Record, g: Tensor, grads: dict[int, Tensor], depends: set[int],
     contribution, added to that input's gradient in ``grads`` (a tensor's gradient is the sum of the
     contributions it receives). Returns the contributions, one per input (None where none flows)."""
     given = []
-    for i, x in enumerate(r.inputs):
+    for i, x in enumerate(r.saved_inputs):
         gi = input_gradient(r, i, g) if x._uid in depends else None
         given.append(gi)
         if gi is None:

@@ -62,6 +62,9 @@ class Primitive:
     - ``ordered``: the op compares values (max, <, relu), so complex inputs are a TypeError: complex
       numbers have no order (NumPy's lexicographic one is not what anyone means).
     - ``example``: ``(call, what it shows)``, appended to the docstring as a doctest.
+    - ``needs``: the values the VJPs read: names from ``inputs`` and ``"y"`` (the output). A tape's
+      record keeps only these arrays; for the others it keeps shape, dtype and device (all a VJP may
+      read of them). Default None: everything is kept (safe for a primitive written elsewhere).
 
     >>> import engine as eg
     >>> p = eg.primitives["multiply"]
@@ -70,14 +73,14 @@ class Primitive:
     """
 
     __slots__ = ("name", "forward", "vjps", "same_dtype", "float_only", "inputs", "symbol", "rule",
-                 "elementwise", "op_type", "kinds", "__dict__")
+                 "elementwise", "op_type", "kinds", "needs", "keep", "__dict__")
 
     def __init__(self, name: str, forward: Callable, vjps: Sequence[Callable] | Callable | None = None,
                  *, inputs: Sequence[str] = ("x",), rule: str | None = None, symbol: str | None = None,
                  elementwise: bool = False, same_dtype: bool = True, float_only: bool = False,
                  op_type: str | None = None, numeric: bool = False, ordered: bool = False,
                  doc: str | None = None,
-                 example: tuple[str, str] | None = None):
+                 example: tuple[str, str] | None = None, needs: Sequence[str] | None = None):
         if name in REGISTRY:
             raise ValueError(f"Primitive {name!r} exists already (eg.primitives[{name!r}]); "
                              "choose another name.")
@@ -95,6 +98,7 @@ class Primitive:
         self.symbol = symbol or name
         self.rule = rule or f"not differentiable: no gradient for {', '.join(self.inputs)}"
         self.elementwise = bool(elementwise)
+        self.needs, self.keep = _needs(name, self.inputs, needs)
         self.op_type = op_type or "".join(part[:1].upper() + part[1:] for part in name.split("_"))
         self.__doc__ = doc or forward.__doc__
         if example is not None:  # (a call, what it shows): a doctest, run with the suite (engine.ops)
@@ -124,6 +128,19 @@ class Primitive:
 
     def __repr__(self) -> str:
         return f"<Primitive {self.name}: {self.rule}>"
+
+
+def _needs(name: str, inputs: tuple[str, ...], needs: Sequence[str] | None) -> tuple[Any, Any]:
+    """``needs`` checked, and what a record keeps: None (everything), or (one flag per input name, the
+    last one repeated for variadic inputs; whether the output is kept)."""
+    if needs is None:
+        return None, None
+    needs = tuple(needs)
+    unknown = [n for n in needs if n not in inputs and n != "y"]
+    if unknown:
+        raise ValueError(f"Primitive {name!r}: needs names {unknown}, which are not among its inputs "
+                         f"{list(inputs)} or 'y' (the output).")
+    return needs, (tuple(n in needs for n in inputs), "y" in needs)
 
 
 def apply(prim: Primitive, *args: Any, **params: Any) -> Tensor:

@@ -6,17 +6,95 @@
 ...     tape.watch(x)
 ...     y = x * 3.0
 >>> r = tape.records[0]
->>> r.op, r.primitive.symbol, [t.id for t in r.inputs][0] == x.id, r.outputs[0] is y
+>>> r.op, r.primitive.symbol, [t.id for t in r.inputs][0] == x.id, r.outputs[0].id == y.id
 ('multiply', '×', True, True)
+
+A record keeps the arrays its VJP needs (``Primitive.needs``: multiply's gradient reads both inputs,
+not its output) and, for the others, a stand-in with the same id, shape, dtype and device whose value
+is not kept (`is_kept`). What the records keep is what reverse mode costs in memory (`eg.memory_profile`).
+
+>>> r.kept                     # x, 3.0, and the output y
+(True, True, False)
 """
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 Tensor = Any  # an engine.Tensor (engine.tensor imports engine.recording, which imports this module)
+_tensor_type: Any = None  # engine.tensor.Tensor, set by engine.tensor when it is imported
+_new = object.__new__
+_ref = weakref.ref
 
-__all__ = ["Record"]
+__all__ = ["NotKept", "Record", "is_kept", "not_kept"]
+
+
+class NotKept(tuple):
+    """What a record holds instead of an array its VJP does not need: the shape and dtype, no values.
+
+    Reading the values is a clear error (nothing can compute with it by accident).
+
+    >>> import numpy as np
+    >>> spec = NotKept(((2, 3), np.dtype("float32")))
+    >>> spec.shape, spec.size, spec.nbytes
+    ((2, 3), 6, 0)
+    """
+
+    __slots__ = ()
+    __array_ufunc__ = None  # ndarray ⊕ NotKept is a TypeError, never an object array
+
+    shape = property(lambda self: self[0])
+    dtype = property(lambda self: self[1])
+    ndim = property(lambda self: len(self[0]))
+    nbytes = 0  # it holds no array
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self[0]:
+            n *= d
+        return n
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        self._refuse()
+
+    def __add__(self, other: Any) -> Any:  # (a tuple would concatenate or repeat: refuse instead)
+        self._refuse()
+
+    __radd__ = __mul__ = __rmul__ = __add__
+
+    def get(self) -> Any:  # what .numpy() calls on a GPU array
+        self._refuse()
+
+    def _refuse(self) -> Any:
+        raise ValueError(f"This value (shape {self[0]}, {self[1]}) was not kept by the tape: the gradient "
+                         "of the op that recorded it does not need it (Primitive.needs). Keep a reference "
+                         "to the tensor itself to read it.")
+
+    def __repr__(self) -> str:
+        return f"NotKept(shape={self[0]}, dtype={self[1]})"
+
+
+def not_kept(t: Tensor) -> Tensor:
+    """A stand-in for ``t``: its id, name, shape, dtype and device, without its array (Variables, whose
+    values live anyway, are themselves)."""
+    if t._is_variable or type(t._data) is NotKept:
+        return t
+    s = _new(_tensor_type)
+    s._data = NotKept((t._data.shape, t._data.dtype))
+    s._device, s._uid, s.name = t._device, t._uid, t.name
+    return s
+
+
+def is_kept(t: Tensor) -> bool:
+    """Whether ``t`` (from a record's ``inputs`` or ``outputs``) holds its values.
+
+    >>> import engine as eg
+    >>> is_kept(eg.constant(1.0)), is_kept(not_kept(eg.constant(1.0)))
+    (True, False)
+    """
+    return type(t._data) is not NotKept
 
 
 class Record:
@@ -36,14 +114,62 @@ class Record:
     ('multiply', True, True)
     """
 
-    __slots__ = ("op_id", "prim", "inputs", "output", "params")
+    __slots__ = ("op_id", "prim", "saved_inputs", "saved_output", "params", "holders", "_refs")
 
-    def __init__(self, op_id: int, prim: Any, inputs: tuple[Tensor, ...], output: Tensor, params: dict):
+    def __init__(self, op_id: int, prim: Any, inputs: tuple[Tensor, ...], output: Tensor, params: dict,
+                 keep_all: bool = False):
         self.op_id = op_id
         self.prim = prim
-        self.inputs = inputs
-        self.output = output
         self.params = params
+        self.holders = 0  # the tapes that hold this record (the walk may free it when only one does)
+        self._refs: tuple | None = None  # weak references to the tensors not kept (None: all kept)
+        keep = prim.keep
+        if keep is not None and not keep_all:  # keep what the VJPs read (Primitive.needs), stand-ins else
+            flags, keep_y = keep
+            last = len(flags) - 1
+            refs = [None if flags[i if i < last else last] or t._is_variable else _ref(t)
+                    for i, t in enumerate(inputs)]
+            refs.append(None if keep_y else _ref(output))
+            if any(refs):
+                self._refs = tuple(refs)
+                inputs = tuple(t if r is None else not_kept(t) for t, r in zip(inputs, refs))
+                if not keep_y:
+                    output = not_kept(output)
+        self.saved_inputs = inputs  # what the VJPs receive: the tensors kept, stand-ins for the others
+        self.saved_output = output
+
+    @property
+    def inputs(self) -> tuple[Tensor, ...]:
+        """The input tensors: the same objects the op took while they are alive anywhere, else their
+        stand-ins (same id, shape, dtype and device; values not kept)."""
+        refs = self._refs
+        if refs is None:
+            return self.saved_inputs
+        return tuple(s if r is None or (t := r()) is None else t
+                     for s, r in zip(self.saved_inputs, refs))
+
+    @property
+    def output(self) -> Tensor:
+        """The output tensor (the object itself while it is alive anywhere, else its stand-in)."""
+        refs = self._refs
+        r = None if refs is None else refs[-1]
+        return self.saved_output if r is None or (t := r()) is None else t
+
+    def keep_all(self, inputs: tuple[Tensor, ...], output: Tensor) -> None:
+        """Keep every array (a persistent tape records this op too: it keeps everything until deleted)."""
+        self.saved_inputs, self.saved_output, self._refs = tuple(inputs), output, None
+
+    @property
+    def kept(self) -> tuple[bool, ...]:
+        """For each input, then the output: whether the record keeps its values (`is_kept`)."""
+        return tuple(type(t._data) is not NotKept for t in (*self.saved_inputs, self.saved_output))
+
+    def release(self) -> None:
+        """Let go of every array (the walk has used them; only shapes, dtypes and devices remain)."""
+        ins, out = self.inputs, self.output
+        self._refs = tuple(None if t._is_variable else _ref(t) for t in (*ins, out))
+        self.saved_inputs = tuple(not_kept(t) for t in ins)
+        self.saved_output = not_kept(out)
 
     @property
     def op(self) -> str:
@@ -61,11 +187,11 @@ class Record:
 
     @property
     def input_ids(self) -> tuple[int, ...]:
-        return tuple(t._uid for t in self.inputs)
+        return tuple(t._uid for t in self.saved_inputs)
 
     @property
     def output_ids(self) -> tuple[int, ...]:
-        return (self.output._uid,)
+        return (self.saved_output._uid,)
 
     @property
     def is_variable_read(self) -> bool:

@@ -31,9 +31,10 @@ from .record import Record
 __all__ = ["active_tapes", "next_op_id", "tracer", "tracing"]
 
 anywhere = 0  # tapes active in any thread; changed under _lock
-listening = 0  # tapes active in any thread + threads tracing: the hot paths' only check
+listening = 0  # tapes active in any thread + threads tracing or profiling: the hot paths' only check
 _lock = threading.Lock()
 tracing_threads = 0  # threads tracing now (the switch for the tracer checks); changed under _lock
+profiling_threads = 0  # threads inside eg.memory_profile now; changed under _lock
 
 
 class _ThreadState(threading.local):
@@ -44,6 +45,7 @@ class _ThreadState(threading.local):
         self.tapes: list[Any] = []  # its active tapes, outermost first
         self.tracer: Any = None  # its tracer while eg.function traces
         self.paused: list[Any] = []  # tracers set aside by `paused_tracing` (a layer building weights)
+        self.profiler: Any = None  # its memory profiler inside eg.memory_profile (engine/memory.py)
 
 
 _local = _ThreadState()
@@ -68,12 +70,14 @@ def next_op_id() -> int:
     return next(_op_ids)
 
 
-def _count(change: int, tapes: bool) -> None:
-    global anywhere, listening, tracing_threads
+def _count(change: int, tapes: bool, profiling: bool = False) -> None:
+    global anywhere, listening, tracing_threads, profiling_threads
     with _lock:
         listening += change
         if tapes:
             anywhere += change
+        elif profiling:
+            profiling_threads += change
         else:
             tracing_threads += change
 
@@ -165,6 +169,45 @@ def gradients_scope() -> Iterator[None]:
         yield
 
 
+# ---- the memory profiler (engine/memory.py) --------------------------------------------------------
+
+def profiler() -> Any:
+    """This thread's memory profiler inside `eg.memory_profile`, else None.
+
+    >>> profiler() is None
+    True
+    """
+    return _local.profiler if profiling_threads else None
+
+
+@contextlib.contextmanager
+def profiling(new: Any) -> Iterator[Any]:
+    """Make ``new`` this thread's memory profiler for the block (what `eg.memory_profile` does)."""
+    if _local.profiler is not None:
+        raise RuntimeError("eg.memory_profile: this thread is already being profiled (profiles do not nest).")
+    _local.profiler = new
+    _count(+1, tapes=False, profiling=True)
+    try:
+        yield new
+    finally:
+        _local.profiler = None
+        _count(-1, tapes=False, profiling=True)
+
+
+@contextlib.contextmanager
+def eager_scope(name: str) -> Iterator[None]:
+    """A name scope outside graph mode: the profiler (if any) files the ops of the block under it."""
+    current = profiler()
+    if current is None:
+        yield
+        return
+    current.scopes.append(f"{current.scopes[-1]}/{name}" if current.scopes else name)
+    try:
+        yield
+    finally:
+        current.scopes.pop()
+
+
 # ---- the events ---------------------------------------------------------------------------------------
 
 def record(prim: Any, inputs: tuple[Any, ...], output: Any, params: dict) -> None:
@@ -179,11 +222,17 @@ def record(prim: Any, inputs: tuple[Any, ...], output: Any, params: dict) -> Non
                     if t._uid in watched:
                         watched.add(output._uid)
                         if rec is None:  # one Record, shared by every tape that saw the op
-                            rec = Record(next(_op_ids), prim, tuple(inputs), output, params)
+                            rec = Record(next(_op_ids), prim, tuple(inputs), output, params,
+                                         tape._persistent)
+                        elif tape._persistent:
+                            rec.keep_all(inputs, output)
+                        rec.holders += 1
                         tape._records.append(rec)
                         break
     if tracing_threads and (current := _local.tracer) is not None:
         current.on_op(prim, inputs, output, params)
+    if profiling_threads and (watcher := _local.profiler) is not None:
+        watcher.on_op(prim.name, output)
 
 
 def record_read(prim: Any, var: Any, snapshot: Any) -> None:
@@ -197,11 +246,14 @@ def record_read(prim: Any, var: Any, snapshot: Any) -> None:
             tape._watch_one(var)
         if var._uid in tape._watched:
             if rec is None:
-                rec = Record(next(_op_ids), prim, (var,), snapshot, {})
+                rec = Record(next(_op_ids), prim, (var,), snapshot, {}, tape._persistent)
+            rec.holders += 1
             tape._watched.add(snapshot._uid)
             tape._records.append(rec)
     if tracing_threads and (current := _local.tracer) is not None:
         current.on_read(var, snapshot)
+    if profiling_threads and (watcher := _local.profiler) is not None:
+        watcher.on_op(prim.name, snapshot)
 
 
 def record_assign(var: Any, op: str, value: Any) -> None:

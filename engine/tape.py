@@ -174,7 +174,8 @@ class GradientTape:
         """
         self._start_gradient()
         flat_sources = nest.flatten(sources)
-        grads = self._gradients(nest.flatten(target), flat_sources, output_gradients, unconnected_gradients)
+        grads = self._gradients(nest.flatten(target), flat_sources, output_gradients, unconnected_gradients,
+                                release=not self._persistent)
         self._finish_gradient()
         return nest.pack_like(sources, grads)
 
@@ -204,7 +205,7 @@ class GradientTape:
             self._watched = set()
 
     def _gradients(self, targets: list[Any], sources: list[Any], output_gradients: Any,
-                   unconnected: str) -> list[Tensor | None]:
+                   unconnected: str, release: bool = False) -> list[Tensor | None]:
         if unconnected not in _UNCONNECTED:
             raise ValueError(
                 f"GradientTape.gradient: unconnected_gradients must be 'none' or 'zero', got {unconnected!r}."
@@ -214,7 +215,7 @@ class GradientTape:
             seeds = _backward.seed_gradients(targets, output_gradients)
             # Only what this tape watches (or computed from what it watches) has a gradient here.
             watched = [s._uid for s in sources if s._uid in self._watched]
-            grads = _backward.walk(self._records, seeds, watched) if watched else {}
+            grads = _backward.walk(self._records, seeds, watched, release=release) if watched else {}
         out: list[Tensor | None] = []
         for s in sources:
             g = grads.get(s._uid) if s._uid in self._watched else None

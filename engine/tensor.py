@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import backend
+from . import record as _record
 from . import recording as _rec
 from .backend import Device
 from .dtypes import as_dtype, check_castable, is_floating, to_array
@@ -81,6 +82,12 @@ class Tensor:
         return self._device.name
 
     @property
+    def kept(self) -> bool:
+        """False for a tape record's stand-in whose values were not kept (its op's gradient does not
+        need them: `Primitive.needs`); True for every other tensor."""
+        return type(self._data) is not _record.NotKept
+
+    @property
     def id(self) -> int:
         """The unique id tapes use for this tensor (what `GradientTape.records` refers to)."""
         return self._uid
@@ -137,6 +144,8 @@ class Tensor:
         head = f"<{type(self).__name__}"
         if self.name is not None:
             head += f" {self.name!r}"
+        if type(self._data) is _record.NotKept:  # a record's stand-in (engine/record.py)
+            return f"{head} shape={self.shape} dtype={self.dtype} device={self.device} (not kept)>"
         body = np.array2string(backend.to_host(self._data), threshold=20, edgeitems=3,
                                separator=" ", max_line_width=200).replace("\n", "")
         return f"{head} shape={self.shape} dtype={self.dtype} device={self.device} {body}>"
@@ -253,6 +262,9 @@ def constant(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
     elif not isinstance(data, np.ndarray | np.generic):
         data = backend.to_host(data)
     return Tensor(data, dev, name=name)
+
+
+_record._tensor_type = Tensor  # (records make stand-ins of tensors: engine/record.py)
 
 
 def convert_to_tensor(value: Any, dtype: Any = None) -> Tensor:

@@ -60,7 +60,8 @@ class TracingError(RuntimeError):
 
 @contextlib.contextmanager
 def name_scope(name: str) -> Iterator[str | None]:
-    """Name the graph nodes made inside ``<name>/...`` while tracing; a no-op otherwise.
+    """Name the graph nodes made inside ``<name>/...`` while tracing; outside graph mode, only
+    `eg.memory_profile` reads it (the scope of each op it reports).
 
     Yields the full scope name (made unique like TensorFlow's: ``dense_1``, then ``dense_1_1``), or
     None when nothing is being traced.
@@ -73,7 +74,8 @@ def name_scope(name: str) -> Iterator[str | None]:
     """
     tracer = _rec.tracer()
     if tracer is None:
-        yield None
+        with _rec.eager_scope(name):
+            yield None
         return
     with tracer.scope(name) as full:
         yield full

@@ -25,7 +25,7 @@ __all__ = ["Variable", "read_variable"]
 read_variable = Primitive(
     "read_variable", lambda xp, v: v,
     vjps=[lambda g, y, v: g],
-    inputs=("v",), symbol="read", rule="∂v = g (the value read is the Variable's value)",
+    needs=("y",), inputs=("v",), symbol="read", rule="∂v = g (the value read is the Variable's value)",
     elementwise=True, same_dtype=False,
     doc="The value of a Variable at the moment it was read: what tapes record for `v.value()`.",
 )

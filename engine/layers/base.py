@@ -118,10 +118,10 @@ class Layer:
             with backend.device(x.device), trace.init_scope():  # initial weights: not ops of a graph
                 self.build(x.shape)
             self.built = True
-        if _rec.tracer() is None:
+        if _rec.tracer() is None and _rec.profiler() is None:
             y = self.call(x, training=training)
         else:
-            with trace.name_scope(self.name):  # graph mode: this layer's ops are dense_1/...
+            with trace.name_scope(self.name):  # graph mode (and memory_profile): ops are dense_1/...
                 y = self.call(x, training=training)
         self.input_shape, self.output_shape = x.shape, y.shape
         return y

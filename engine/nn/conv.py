@@ -131,7 +131,7 @@ _conv2d = Primitive(
               g, w, input_shape=x.shape, strides=strides, padding=padding),
           lambda g, y, x, w, strides, padding: _backprop_filter(
               x, g, filter_shape=w.shape, strides=strides, padding=padding)],
-    inputs=("x", "w"),
+    needs=("x", "w"), inputs=("x", "w"),
     rule="∂x = conv2d_backprop_input(g, w), ∂w = conv2d_backprop_filter(x, g)",
     float_only=True,
     doc="Convolution of NHWC x with HWIO filters w (im2col + one matmul).",
@@ -145,7 +145,7 @@ _backprop_input = Primitive(
     vjps=[lambda h, y, g, w, input_shape, strides, padding: _conv2d(h, w, strides=strides, padding=padding),
           lambda h, y, g, w, input_shape, strides, padding: _backprop_filter(
               h, g, filter_shape=w.shape, strides=strides, padding=padding)],
-    inputs=("dy", "w"),
+    needs=("dy", "w"), inputs=("dy", "w"),
     rule="∂dy = conv2d(g, w), ∂w = conv2d_backprop_filter(g, dy)",
     float_only=True,
     doc="The gradient of conv2d with respect to its input: g times the filters, folded back.",
@@ -156,7 +156,7 @@ _backprop_filter = Primitive(
     vjps=[lambda h, y, x, g, filter_shape, strides, padding: _backprop_input(
               g, h, input_shape=x.shape, strides=strides, padding=padding),
           lambda h, y, x, g, filter_shape, strides, padding: _conv2d(x, h, strides=strides, padding=padding)],
-    inputs=("x", "dy"),
+    needs=("x", "dy"), inputs=("x", "dy"),
     rule="∂x = conv2d_backprop_input(dy, g), ∂dy = conv2d(x, g)",
     float_only=True,
     doc="The gradient of conv2d with respect to its filters: input windows times g.",

@@ -173,7 +173,7 @@ _sparse_xent_grad = Primitive(
     "sparse_softmax_cross_entropy_grad", _xent_grad_forward,
     vjps=[lambda h, y, logits, one_hot: _softmax_vjp(h, logits),
           lambda h, y, logits, one_hot: F.negative(h)],
-    inputs=("logits", "labels"),
+    needs=("logits",), inputs=("logits", "labels"),
     rule="∂logits = s·(g − Σ g·s) with s = softmax(logits), ∂labels = −g",
     doc="softmax(logits) - one_hot: the gradient of sparse softmax cross-entropy.",
 )
@@ -181,7 +181,7 @@ _sparse_xent = Primitive(
     "sparse_softmax_cross_entropy", _xent_forward,
     vjps=[lambda g, y, logits, one_hot: F.expand_dims(g, -1) * _sparse_xent_grad(logits, one_hot),
           lambda g, y, logits, one_hot: None],  # the one-hot labels are data: no gradient
-    inputs=("logits", "labels"),
+    needs=("logits", "labels"), inputs=("logits", "labels"),
     rule="∂logits = g·(softmax(logits) − labels), ∂labels = none (labels are data)",
     doc="logsumexp(logits) - sum(one_hot * logits) along the last axis.",
     op_type="SparseSoftmaxCrossEntropyWithLogits",

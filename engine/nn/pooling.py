@@ -130,21 +130,21 @@ def _no_gradient(*args, **params):
 _max_pool = Primitive(
     "max_pool2d", _max_forward,
     vjps=[lambda g, y, x, **p: _max_backprop(g, x, **p)],
-    rule="∂x = max_pool2d_backprop(g, x): g routed to each window's (first) maximum",
+    needs=("x",), rule="∂x = max_pool2d_backprop(g, x): g routed to each window's (first) maximum",
     doc="Max over each window of NHWC x.",
     op_type="MaxPool",
 )
 _max_backprop = Primitive(
     "max_pool2d_backprop", _max_backprop_forward,
     vjps=[lambda h, y, g, x, **p: _max_gather(h, x, **p), _no_gradient],
-    inputs=("dy", "x"),
+    needs=("x",), inputs=("dy", "x"),
     rule="∂dy = max_pool2d_gather(g, x): g read at each window's maximum; ∂x = 0 (the maxima stay put)",
     doc="The gradient of max_pool2d: g routed to each window's (first) maximum of x.",
 )
 _max_gather = Primitive(
     "max_pool2d_gather", _max_gather_forward,
     vjps=[lambda k, y, h, x, **p: _max_backprop(k, x, **p), _no_gradient],
-    inputs=("dy", "x"),
+    needs=("x",), inputs=("dy", "x"),
     rule="∂dy = max_pool2d_backprop(g, x); ∂x = 0 (the maxima stay put)",
     doc="h read at each window's (first) maximum of x: the VJP of max_pool2d_backprop.",
 )
@@ -174,7 +174,7 @@ def _avg_backprop_forward(xp, g, input_shape, ksize, strides, padding):
 _avg_pool = Primitive(
     "avg_pool2d", _avg_forward,
     vjps=[lambda g, y, x, **p: _avg_backprop(g, input_shape=x.shape, **p)],
-    rule="∂x = avg_pool2d_backprop(g): each window's g spread evenly over its pixels",
+    needs=(), rule="∂x = avg_pool2d_backprop(g): each window's g spread evenly over its pixels",
     float_only=True,
     doc="Mean over each window of NHWC x (padding not counted).",
     op_type="AvgPool",
@@ -182,7 +182,7 @@ _avg_pool = Primitive(
 _avg_backprop = Primitive(
     "avg_pool2d_backprop", _avg_backprop_forward,
     vjps=[lambda h, y, g, input_shape, **p: _avg_pool(h, **p)],
-    inputs=("dy",), rule="∂dy = avg_pool2d(g)",
+    needs=(), inputs=("dy",), rule="∂dy = avg_pool2d(g)",
     float_only=True,
     doc="The gradient of avg_pool2d: each window's g spread evenly over its pixels.",
 )

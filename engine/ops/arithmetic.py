@@ -17,6 +17,7 @@ add = Primitive(
     "add", lambda xp, a, b: a + b,
     vjps=[lambda g, y, a, b: g,
           lambda g, y, a, b: g],
+    needs=(),
     inputs=("a", "b"), rule="∂a = g, ∂b = g", symbol="+", elementwise=True, numeric=True,
     doc="a + b, elementwise with broadcasting.",
     example=('eg.add([1.0, 2.0], 10.0).numpy()', 'array([11., 12.], dtype=float32)'),
@@ -26,6 +27,7 @@ subtract = Primitive(
     "subtract", lambda xp, a, b: a - b,
     vjps=[lambda g, y, a, b: g,
           lambda g, y, a, b: negative(g)],
+    needs=(),
     inputs=("a", "b"), rule="∂a = g, ∂b = −g", symbol="−", elementwise=True, numeric=True,
     doc="a - b, elementwise with broadcasting.",
     example=('eg.subtract([5.0, 2.0], 1.0).numpy()', 'array([4., 1.], dtype=float32)'),
@@ -36,6 +38,7 @@ multiply = Primitive(
     "multiply", lambda xp, a, b: a * b,
     vjps=[lambda g, y, a, b: g * b,
           lambda g, y, a, b: g * a],
+    needs=("a", "b"),
     inputs=("a", "b"), rule="∂a = g·b, ∂b = g·a", symbol="×", elementwise=True, numeric=True,
     doc="a * b, elementwise with broadcasting.",
     example=('eg.multiply([1.0, 2.0], [3.0, 4.0]).numpy()', 'array([3., 8.], dtype=float32)'),
@@ -46,6 +49,7 @@ divide = Primitive(
     "divide", lambda xp, a, b: xp.true_divide(a, b),
     vjps=[lambda g, y, a, b: g / b,
           lambda g, y, a, b: negative(g) * a / (b * b)],
+    needs=("a", "b"),
     inputs=("a", "b"), rule="∂a = g/b, ∂b = −g·a/b²", symbol="÷", elementwise=True, numeric=True,
     doc="a / b (true division: int / int gives float64, as in NumPy and TensorFlow).",
     example=('eg.divide([1.0, 3.0], 2.0).numpy()', 'array([0.5, 1.5], dtype=float32)'),
@@ -86,6 +90,7 @@ mod = Primitive(
     "mod", _mod_forward,
     vjps=[lambda g, y, a, b: g,
           lambda g, y, a, b: negative(g) * floordiv(a, b)],
+    needs=("a", "b"),
     inputs=("a", "b"), rule="∂a = g, ∂b = −g·floor(a/b)", symbol="%", elementwise=True, numeric=True,
     doc="a % b with the sign of b (Python's and TensorFlow's floor modulo). d/da = 1, d/db = -floor(a/b). "
         "Integer modulo by zero is a ZeroDivisionError (on a GPU the check costs one sync).",
@@ -109,6 +114,7 @@ def _pow_vjp_exponent(g, y, a, b):
 pow = Primitive(  # noqa: A001
     "pow", lambda xp, a, b: xp.power(a, b),
     vjps=[_pow_vjp_base, _pow_vjp_exponent],
+    needs=("a", "b", "y"),
     inputs=("a", "b"), rule="∂a = g·b·a^(b−1), ∂b = g·y·ln a where a > 0, else 0 (y = aᵇ)", symbol="pow",
     elementwise=True, numeric=True,
     doc="a ** b. d/da = b·a^(b-1); d/db = a^b·log(a) for a > 0, else 0 (as TensorFlow).",
@@ -125,6 +131,7 @@ maximum = Primitive(
     "maximum", lambda xp, a, b: xp.maximum(a, b),
     vjps=[lambda g, y, a, b: _tie_split(g, a, b, a > b),
           lambda g, y, a, b: _tie_split(g, b, a, b > a)],
+    needs=("a", "b"),
     inputs=("a", "b"), rule="∂a = g where a > b, g/2 where a = b (ties split 0.5/0.5), else 0; "
                             "∂b = g where b > a, g/2 where a = b, else 0",
     elementwise=True, numeric=True, ordered=True,
@@ -136,6 +143,7 @@ minimum = Primitive(
     "minimum", lambda xp, a, b: xp.minimum(a, b),
     vjps=[lambda g, y, a, b: _tie_split(g, a, b, a < b),
           lambda g, y, a, b: _tie_split(g, b, a, b < a)],
+    needs=("a", "b"),
     inputs=("a", "b"), rule="∂a = g where a < b, g/2 where a = b (ties split 0.5/0.5), else 0; "
                             "∂b = g where b < a, g/2 where a = b, else 0",
     elementwise=True, numeric=True, ordered=True,

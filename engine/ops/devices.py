@@ -15,7 +15,7 @@ from ..tensor import Tensor
 _copy = Primitive(
     "copy_to_device", lambda xp, x, device: backend.transfer(x, device),
     vjps=[lambda g, y, x, device: copy_to_device(g, device=x._device)],
-    rule="∂x = g copied back to x's device", elementwise=True, same_dtype=False,
+    needs=(), rule="∂x = g copied back to x's device", elementwise=True, same_dtype=False,
     op_type="Identity",
 )
 

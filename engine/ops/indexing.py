@@ -49,14 +49,14 @@ def _scatter_forward(xp, g, key, shape):
 _scatter = Primitive(
     "scatter_add", _scatter_forward,
     vjps=[lambda gg, y, g, key, shape: getitem(gg, key)],
-    inputs=("dy",), rule="∂dy = g[key]",
+    needs=(), inputs=("dy",), rule="∂dy = g[key]",
     doc="zeros(shape) with g added at key: the gradient of indexing.",
 )
 
 _getitem = Primitive(
     "getitem", lambda xp, x, key: x[key],
     vjps=[lambda g, y, x, key: _scatter(g, key=key, shape=x.shape)],
-    rule="∂x = zeros shaped like x with g added at [key] (repeated indices add up)",
+    needs=(), rule="∂x = zeros shaped like x with g added at [key] (repeated indices add up)",
     op_type="StridedSlice",
 )
 # x[mask] has as many elements as the mask has True values: a traced graph checks that count per run

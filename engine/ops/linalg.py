@@ -38,7 +38,7 @@ _matmul = Primitive(
     "matmul", _matmul_forward,
     vjps=[lambda g, y, a, b: _matmul(g, _swap_last(b)),    # dL/dA = G Bᵀ
           lambda g, y, a, b: _matmul(_swap_last(a), g)],   # dL/dB = Aᵀ G
-    inputs=("a", "b"), rule="∂a = g @ bᵀ, ∂b = aᵀ @ g", symbol="@", numeric=True,
+    needs=("a", "b"), inputs=("a", "b"), rule="∂a = g @ bᵀ, ∂b = aᵀ @ g", symbol="@", numeric=True,
     doc="Matrix product of the last two axes; leading (batch) axes broadcast.",
     op_type="MatMul",
 )

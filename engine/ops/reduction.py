@@ -48,12 +48,13 @@ def _count(x: Tensor, axis) -> int:
 _sum = Primitive(
     "sum", lambda xp, x, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims),
     vjps=[lambda g, y, x, axis, keepdims: _spread(g, x, axis, keepdims)],
-    rule="∂x = g copied back over the summed axes", numeric=True,
+    needs=(), rule="∂x = g copied back over the summed axes", numeric=True,
 )
 _mean = Primitive(
     "mean", lambda xp, x, axis, keepdims: xp.mean(x, axis=axis, keepdims=keepdims),
     vjps=[lambda g, y, x, axis, keepdims: _spread(g, x, axis, keepdims) / _count(x, axis)],
-    rule="∂x = g/n copied back over the reduced axes (n: the number of elements averaged)", numeric=True,
+    needs=(), numeric=True,
+    rule="∂x = g/n copied back over the reduced axes (n: the number of elements averaged)",
 )
 
 
@@ -65,10 +66,10 @@ def _extremum_vjp(g, y, x, axis, keepdims):
 
 
 _max = Primitive("max", lambda xp, x, axis, keepdims: xp.max(x, axis=axis, keepdims=keepdims),
-                 vjps=[_extremum_vjp], ordered=True,
+                 vjps=[_extremum_vjp], ordered=True, needs=("x", "y"),
                  rule="∂x = g/k at each of the k maximal elements (ties split equally), else 0")
 _min = Primitive("min", lambda xp, x, axis, keepdims: xp.min(x, axis=axis, keepdims=keepdims),
-                 vjps=[_extremum_vjp], ordered=True,
+                 vjps=[_extremum_vjp], ordered=True, needs=("x", "y"),
                  rule="∂x = g/k at each of the k minimal elements (ties split equally), else 0")
 
 
@@ -87,7 +88,7 @@ def _prod_vjp(g, y, x, axis, keepdims):
 
 _prod = Primitive("prod", lambda xp, x, axis, keepdims: xp.prod(x, axis=axis, keepdims=keepdims),
                   vjps=[_prod_vjp],
-                  rule="∂x = g·(the product of the other elements), exact where x has zeros",
+                  needs=("x",), rule="∂x = g·(the product of the other elements), exact where x has zeros",
                   numeric=True)
 
 

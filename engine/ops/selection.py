@@ -24,7 +24,7 @@ _where = Primitive(
     vjps=[lambda g, y, c, a, b: None,
           lambda g, y, c, a, b: where(c, g, _zero(g)),
           lambda g, y, c, a, b: where(c, _zero(g), g)],
-    inputs=("c", "a", "b"), elementwise=True, same_dtype=False,
+    needs=("c",), inputs=("c", "a", "b"), elementwise=True, same_dtype=False,
     rule="∂c = none (a condition), ∂a = g where c, else 0; ∂b = g where not c, else 0",
 )
 
@@ -65,7 +65,7 @@ clip = Primitive(
     vjps=[lambda g, y, x, lo, hi: where((x >= lo) & (x <= hi), g, _zero(g)),
           lambda g, y, x, lo, hi: where(x < lo, g, _zero(g)),
           lambda g, y, x, lo, hi: where(x > hi, g, _zero(g))],
-    inputs=("x", "lo", "hi"), elementwise=True, numeric=True, ordered=True,
+    needs=("x", "lo", "hi"), inputs=("x", "lo", "hi"), elementwise=True, numeric=True, ordered=True,
     rule="∂x = g where lo ≤ x ≤ hi, else 0; ∂lo = g where x < lo, else 0; ∂hi = g where x > hi, else 0",
     doc="Limit x to [lo, hi]; NaN stays NaN. Gradient to x is 1 inside the bounds (inclusive), 0 outside; "
         "the bounds get the gradient where they were active (TensorFlow's ClipByValue rule).",

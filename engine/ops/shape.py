@@ -23,7 +23,7 @@ def _back_to_shape(g, y, x, **params):
 
 _BACK = "∂x = g reshaped back to x's shape"
 _reshape = Primitive("reshape", lambda xp, x, shape: xp.reshape(x, shape), vjps=[_back_to_shape],
-                     rule=_BACK)
+                     needs=(), rule=_BACK)
 
 
 def reshape(x: Any, shape: Sequence[int]) -> Tensor:
@@ -54,7 +54,7 @@ def reshape(x: Any, shape: Sequence[int]) -> Tensor:
 _transpose = Primitive(
     "transpose", lambda xp, x, perm: xp.transpose(x, perm),
     vjps=[lambda g, y, x, perm: _transpose(g, perm=_inverse(perm))],
-    rule="∂x = g transposed back (the inverse permutation)",
+    needs=(), rule="∂x = g transposed back (the inverse permutation)",
 )
 
 
@@ -82,7 +82,7 @@ def transpose(x: Any, perm: Sequence[int] | None = None) -> Tensor:
 
 
 _squeeze = Primitive("squeeze", lambda xp, x, axis: xp.squeeze(x, axis=axis), vjps=[_back_to_shape],
-                     rule=_BACK)
+                     needs=(), rule=_BACK)
 
 
 def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Tensor:
@@ -103,7 +103,7 @@ def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Tensor:
 
 
 _expand_dims = Primitive("expand_dims", lambda xp, x, axis: xp.expand_dims(x, axis), vjps=[_back_to_shape],
-                         rule=_BACK)
+                         needs=(), rule=_BACK)
 
 
 def expand_dims(x: Any, axis: int) -> Tensor:
@@ -120,7 +120,7 @@ def expand_dims(x: Any, axis: int) -> Tensor:
 _broadcast_to = Primitive(
     "broadcast_to", lambda xp, x, shape: xp.broadcast_to(x, shape),
     vjps=[lambda g, y, x, shape: g],  # the engine sums the gradient back to x's shape (unbroadcast)
-    rule="∂x = g summed over the broadcast (copied) axes",
+    needs=(), rule="∂x = g summed over the broadcast (copied) axes",
 )
 
 
@@ -153,7 +153,8 @@ def _concat_vjp(i, g, y, *inputs, axis):
 
 
 _concat = Primitive("concat", lambda xp, *xs, axis: xp.concatenate(xs, axis=axis), vjps=_concat_vjp,
-                    inputs=("xs",), rule="∂xs[i] = the slice of g where xs[i] was placed along axis",
+                    inputs=("xs",), needs=(),
+                    rule="∂xs[i] = the slice of g where xs[i] was placed along axis",
                     op_type="ConcatV2")
 
 
@@ -204,7 +205,7 @@ def stack(values: Sequence[Any], axis: int = 0) -> Tensor:
 _cast = Primitive(
     "cast", lambda xp, x, dtype: (x.real if x.dtype.kind == "c" and dtype.kind != "c" else x).astype(dtype),
     vjps=[lambda g, y, x, dtype: cast(g, x.dtype) if is_floating(x.dtype) else None],
-    rule="∂x = g cast back to x's dtype (none when x is not floating)",
+    needs=(), rule="∂x = g cast back to x's dtype (none when x is not floating)",
     elementwise=True, same_dtype=False,
 )
 

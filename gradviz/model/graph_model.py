@@ -67,7 +67,7 @@ class Node:
     @property
     def value(self) -> np.ndarray | None:
         """The tensor's value as a host NumPy array (None for ops and groups)."""
-        if self._value is None and self.tensor is not None:
+        if self._value is None and self.tensor is not None and self.tensor.kept:
             self._value = self.tensor.numpy()
         return self._value
 

@@ -45,7 +45,8 @@ class Value:
     """A value on a tape as gradviz reads it: ``id`` (a key: the engine's id, else a counter),
     ``name``, ``shape``, ``dtype``, ``device``, ``grad`` (a NumPy array or None), ``numpy()``."""
 
-    __slots__ = ("obj", "id", "name", "shape", "dtype", "device", "variable", "grad", "_array", "_lazy")
+    __slots__ = ("obj", "id", "name", "shape", "dtype", "device", "variable", "grad", "kept", "_array",
+                 "_lazy")
 
     def __init__(self, obj: Any, key: int, array: Any, lazy: Any, grad: np.ndarray | None, variable: bool):
         self.obj = obj
@@ -60,9 +61,10 @@ class Value:
         self.device = device if isinstance(device, str) else ""
         self.grad = grad
         self.variable = variable
+        self.kept = getattr(obj, "kept", True) is not False  # False: the engine's tape let go of the values
 
     def numpy(self) -> np.ndarray:
-        """The value as a host NumPy array (read once)."""
+        """The value as a host NumPy array (read once); check ``kept`` first (a tape's stand-in has none)."""
         if self._array is None:
             self._array = self._lazy.numpy()
         return self._array

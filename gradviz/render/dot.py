@@ -269,6 +269,8 @@ def _node(
     head = n.label if n.label and n.label != "t" else ""
     if "value" in show and n.value is not None:
         fields["value"] = f"{head} = {fmt.short(n.value)}" if head else fmt.short(n.value)
+    elif "value" in show and n.tensor is not None and not n.tensor.kept:  # the tape let go of it
+        fields["value"] = f"{head} = not kept" if head else "not kept"
     elif head:
         fields["value"] = head
     if head:

@@ -110,7 +110,7 @@ class TapeView(View):
         r, which = self.rows[self.row]
         ins = "".join(
             f"<li>{esc(self.label(x))} {esc(str(x.dtype))} on {esc(x.device)}"
-            f"{array_html(x.numpy())}</li>"
+            f"{array_html(x.numpy()) if x.kept else '<div>not kept</div>'}</li>"
             for x in r.inputs
         )
         params = esc(", ".join(f"{k}={v!r}" for k, v in r.params.items())) or "none"
@@ -118,7 +118,8 @@ class TapeView(View):
         return (
             f"<div><b>op #{r.op_id}: {esc(r.op)}</b> recorded by {by}<div>inputs:</div><ul>{ins}</ul>"
             f"<div>output: {esc(self.label(r.output))} {esc(str(r.output.dtype))}</div>"
-            f"{array_html(r.output.numpy())}<div>params: {params}</div></div>"
+            f"{array_html(r.output.numpy()) if r.output.kept else '<div>not kept</div>'}"
+            f"<div>params: {params}</div></div>"
         )
 
     def gradient_report(
