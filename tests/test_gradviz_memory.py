@@ -150,3 +150,106 @@ def test_bad_keywords_and_cursors():
     with pytest.raises(ValueError, match="one event index per profile"):
         view.cursor = (1, 2)
     assert np.array_equal(view.runs[0].saved, [e.saved_bytes for e in MLP.timeline])
+
+
+# ---- real profiles (eg.memory_profile) ---------------------------------------------------------------
+
+def _mlp_profiles():
+    """An MLP step at batch 64 and as 4 accumulated micro-batches of 16, profiled by the engine."""
+    import engine as eg
+
+    rng = np.random.default_rng(0)
+    model = eg.layers.Sequential([eg.layers.Dense(32, activation="tanh", seed=1),
+                                  eg.layers.Dense(10, seed=2)])
+    x = eg.constant(rng.random((64, 20), dtype=np.float32))
+    y = eg.constant(rng.integers(0, 10, 64))
+    model(x[:1])
+
+    def step(x, y):
+        with eg.GradientTape() as tape:
+            loss = eg.mean(eg.nn.sparse_softmax_cross_entropy(labels=y, logits=model(x)))
+        return tape.gradient(loss, model.trainable_variables)
+
+    def accumulated(x, y):
+        return [step(x[16 * j:16 * (j + 1)], y[16 * j:16 * (j + 1)]) for j in range(4)]
+
+    return {"batch 64": eg.memory_profile(step, x, y), "4 × 16": eg.memory_profile(accumulated, x, y)}
+
+
+def test_a_real_profile_is_drawn_event_by_event():
+    profiles = _mlp_profiles()
+    view = gv.memory(profiles, theme="light")
+    for run, prof in zip(view.runs, profiles.values()):
+        assert run.events == len(prof.timeline) and (run.peak_bytes, run.saved_peak_bytes) == \
+            (prof.peak_bytes, prof.saved_peak_bytes)
+        assert run.alive.tolist() == [e.alive_bytes for e in prof.timeline]
+        assert run.saved.tolist() == [e.saved_bytes for e in prof.timeline]
+        assert list(run.phases) == [e.phase for e in prof.timeline]
+        assert list(run.ops) == [e.op for e in prof.timeline]
+        assert run.saved_by_scope.sum(axis=1).tolist() == run.saved.tolist()
+        assert int(run.saved.max()) == prof.saved_peak_bytes
+    layers = {spec["name"]: spec for spec in view.widget.layers}
+    for i, prof in enumerate(profiles.values()):
+        for k, e in enumerate(prof.timeline):
+            row = layers[f"row{i}"]["frames"][str(k)]
+            assert f"<b>{e.op}</b>" in row and f"<td>{byte_text(e.saved_bytes)}</td>" in row
+
+
+def test_the_cursor_dots_sit_on_the_profiles_bytes():
+    """The kept-bytes dot of every cursor frame: its height is one straight function of the profile's
+    saved_bytes (the panel's byte axis), the same in both panels (one axis for all profiles)."""
+    profiles = _mlp_profiles()
+    view = gv.memory(profiles, theme="light")
+    layers = {spec["name"]: spec for spec in view.widget.layers}
+    heights, saved = [], []
+    for i, prof in enumerate(profiles.values()):
+        for k, e in enumerate(prof.timeline):
+            frame = layers[f"cursor{i}"]["frames"][str(k)]
+            circles = re.findall(r'<circle cx="([\d.]+)" cy="([\d.]+)"', frame)
+            heights.append(float(circles[1][1]))  # the second dot: the kept bytes
+            saved.append(e.saved_bytes)
+    slope, intercept = np.polyfit(saved, heights, 1)
+    assert slope < 0  # more bytes, higher up (SVG's y grows downwards)
+    assert np.max(np.abs(np.polyval([slope, intercept], saved) - heights)) < 0.2  # 0.1 pt rounding
+
+
+def _named(mapping):
+    return {(str(s).strip("/") or "(no scope)"): int(b) for s, b in mapping.items() if b}
+
+
+def test_the_split_by_layer_is_the_engines_and_the_timelines_agrees_with_it():
+    """Drawn by layer as the engine reports it at every event; and the split read off the timeline
+    alone (for a profile without saved_by_scope) gives the same bands at the peak (by_scope)."""
+    prof = _mlp_profiles()["batch 64"]
+    run = gv.memory(prof).runs[0]
+    for k, e in enumerate(prof.timeline):
+        assert {s: int(b) for s, b in zip(run.scopes, run.saved_by_scope[k]) if b} == _named(e.saved_by_scope)
+    bare = profile([(e.phase, e.op, e.scope, e.alive_bytes, e.saved_bytes) for e in prof.timeline])
+    derived = read_profile(bare, "timeline only")
+    peak = int(np.argmax(derived.saved))
+    assert {s: int(b) for s, b in zip(derived.scopes, derived.saved_by_scope[peak]) if b} == \
+        _named(prof.by_scope)
+
+
+def test_a_profile_that_contradicts_itself_is_refused():
+    bad = profile([("forward", "A", "x", 10, 8)])
+    bad.timeline[0].saved_by_scope = {"x": 5}
+    with pytest.raises(ValueError, match="contradicts itself"):
+        gv.memory(bad)
+
+
+def test_a_function_is_profiled_with_its_arguments():
+    import engine as eg
+
+    w = eg.Variable(np.ones((3, 2), np.float32), name="w")
+
+    def step(x, scale=1.0):
+        with eg.GradientTape() as tape:
+            loss = eg.sum(eg.tanh(x @ w) * scale)
+        return tape.gradient(loss, w)
+
+    view = gv.memory(step, eg.ones([4, 3]), scale=2.0)
+    direct = eg.memory_profile(step, eg.ones([4, 3]), scale=2.0)
+    assert [e.op for e in direct.timeline] == list(view.runs[0].ops)
+    assert view.runs[0].saved_peak_bytes == direct.saved_peak_bytes > 0
+    assert view.labels == ["step"]

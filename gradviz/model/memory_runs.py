@@ -5,10 +5,12 @@ A profile is what ``eg.memory_profile`` returns (any object shaped like ``eg.Mem
 "backward", ``.op``, ``.scope``, ``.alive_bytes``, ``.saved_bytes``). `read_profile` checks it and
 keeps its numbers as arrays (`MemoryRun`); gradviz measures nothing itself.
 
-The stacked area splits each event's ``saved_bytes`` by layer (name scope): what an event adds to the
-bytes kept for backward belongs to its scope; what a backward step lets go is taken from its own
-scope first, then from the scopes that grew last (the walk frees in the reverse order of the
-forward). Each row of ``saved_by_scope`` sums to the profile's ``saved_bytes`` at that event, exactly.
+The stacked area splits each event's ``saved_bytes`` by layer (name scope): as the engine reports it
+(each event's ``saved_by_scope``, by the scope of the op that keeps each array) or, for a profile that
+does not report it, from the timeline: what an event adds to the bytes kept for backward belongs to
+its scope; what a backward step lets go is taken from its own scope first, then from the scopes that
+grew last (the walk frees in the reverse order of the forward). Each row of ``saved_by_scope`` sums to
+the profile's ``saved_bytes`` at that event, exactly.
 
 >>> from types import SimpleNamespace as E
 >>> events = [E(phase="forward", op="MatMul", scope="dense", alive_bytes=300, saved_bytes=100),
@@ -125,15 +127,42 @@ def read_profile(profile: Any, label: str, where: str = "gv.memory") -> MemoryRu
         phases.append(phase)
         ops.append(str(_field(where, e, k, "op")))
         scope = _field(where, e, k, "scope")
-        scopes.append(str(scope).strip("/") if scope else NO_SCOPE)
+        scopes.append(_scope_name(scope))
         alive.append(_bytes(where, f"event {k}'s .alive_bytes", _field(where, e, k, "alive_bytes")))
         saved.append(_bytes(where, f"event {k}'s .saved_bytes", _field(where, e, k, "saved_bytes")))
     saved_a = np.asarray(saved, np.int64)
-    names, by_scope = _split_by_scope(scopes, saved_a)
+    reported = [getattr(e, "saved_by_scope", None) for e in timeline]
+    if all(isinstance(r, Mapping) for r in reported):  # the engine says which scope keeps each array
+        names, by_scope = _reported_by_scope(where, reported, saved_a)
+    else:
+        names, by_scope = _split_by_scope(scopes, saved_a)
     return MemoryRun(str(label), tuple(phases), tuple(ops), tuple(scopes), np.asarray(alive, np.int64),
                      saved_a, names, by_scope,
                      _bytes(where, ".peak_bytes", profile.peak_bytes),
                      _bytes(where, ".saved_peak_bytes", profile.saved_peak_bytes))
+
+
+def _scope_name(scope: Any) -> str:
+    return str(scope).strip("/") if scope else NO_SCOPE
+
+
+def _reported_by_scope(where: str, reported: Sequence[Mapping[Any, Any]],
+                       saved: np.ndarray) -> tuple[tuple[str, ...], np.ndarray]:
+    """The bands of the stacked area from each event's ``saved_by_scope`` (scope → bytes)."""
+    order: list[str] = []
+    for r in reported:
+        order += [_scope_name(s) for s, b in r.items() if b and _scope_name(s) not in order]
+    where_of = {s: j for j, s in enumerate(order)}
+    rows = np.zeros((len(reported), len(order)), np.int64)
+    for k, r in enumerate(reported):
+        for s, b in r.items():
+            rows[k, where_of[_scope_name(s)]] += _bytes(where, f"event {k}'s .saved_by_scope[{s!r}]", b) \
+                if b else 0
+        if rows[k].sum() != saved[k]:
+            raise ValueError(f"{where}: event {k}'s .saved_by_scope adds up to {int(rows[k].sum()):,} bytes, "
+                             f"its .saved_bytes is {int(saved[k]):,}: the profile contradicts itself.")
+    rows, names = _fold_small(rows, order)
+    return names, rows
 
 
 def _split_by_scope(scopes: Sequence[str], saved: np.ndarray) -> tuple[tuple[str, ...], np.ndarray]:
