@@ -97,13 +97,9 @@ class MemoryPlots:
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: byte_text(v)))
         if not first:
             ax.tick_params(labelleft=False)
-        back = run.first_backward
-        if back is not None:
-            ax.axvline(back, color=colors["muted"], lw=0.9, ls="--")
-            for words, side, shift in (("backward →", "left", 4), ("← forward", "right", -4)):
-                ax.annotate(words, (back, top * 1.06), xytext=(shift, 0), textcoords="offset points",
-                            color=colors["muted"], fontsize=8, va="top", ha=side)
-        ax.set_xlabel("event (ops, then backward steps)", color=colors["muted"], fontsize=9)
+        for start, stop in _backward_runs(run):  # the backward walks, shaded (accumulation has several)
+            ax.axvspan(start, stop, color=colors["muted"], alpha=0.12, lw=0)
+        ax.set_xlabel("event (forward ops; backward steps shaded)", color=colors["muted"], fontsize=9)
         title = f"{run.label}: kept ≤ {byte_text(run.saved_peak_bytes)}, peak {byte_text(run.peak_bytes)}"
         ax.set_title(title, color=colors["text"], fontsize=10)
 
@@ -114,6 +110,7 @@ class MemoryPlots:
 
         handles = [Patch(color=c, alpha=0.8, label=f"kept by {s}") for s, c in self.scope_colors.items()]
         handles.append(Line2D([], [], color=self._colors["text"], lw=1.4, label="alive (all arrays)"))
+        handles.append(Patch(color=self._colors["muted"], alpha=0.12, label="backward steps"))
         legend = self.fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 5), fontsize=8,
                                  frameon=False, bbox_to_anchor=(0.5, 0.0))
         for text in legend.get_texts():
@@ -137,6 +134,19 @@ class MemoryPlots:
             a["alive"].set_data([x], [int(run.alive[k])])
             for artist in a.values():
                 artist.set_visible(True)
+
+
+def _backward_runs(run: MemoryRun) -> list[tuple[int, int]]:
+    """The spans ``(first, last + 1)`` of consecutive backward events."""
+    spans: list[tuple[int, int]] = []
+    for k, phase in enumerate(run.phases):
+        if phase != "backward":
+            continue
+        if spans and spans[-1][1] == k:
+            spans[-1] = (spans[-1][0], k + 1)
+        else:
+            spans.append((k, k + 1))
+    return spans
 
 
 def memory_figure(runs: Sequence[MemoryRun], theme: str | None, positions: Sequence[int]) -> Any:

@@ -2,17 +2,18 @@
 accumulated micro-batches of 32), in a page the exporter made (tools/export_html.py, as `make html`)
 and from the widget's state alone; every control (each profile's cursor slider, its ‹ › and ▶)
 changes the picture or the panel, the panel names the event the slider's label names, and the
-picture's colours are the theme's CSS variables (light and JupyterLab's dark)."""
+picture's colours are the theme's CSS variables: its text turns light in JupyterLab's dark theme."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
 import nbformat
 import pytest
-from browser_helpers import ROOT, SCREENSHOTS, render_esm
+from browser_helpers import ROOT, SCREENSHOTS, luminance, render_esm
 from frames_controls import move_every_control
 
 from gradviz.widgets.esm import esm_source
@@ -45,7 +46,14 @@ def accumulated(x, y, k=4):
 profiles = {"batch 128": eg.memory_profile(step, x, y), "4 × 32": eg.memory_profile(accumulated, x, y)}
 """
 SOURCE = esm_source("frames_view.js")
-DARK = ":root { --jp-layout-color0: #111111; } body { background: #111111; }"
+# JupyterLab's dark theme, as far as the widgets read it (as tests/browser/test_exported_lessons.py)
+DARK = """:root { --jp-layout-color0: #111111; --jp-layout-color1: #212121; --jp-ui-font-color1: #e6e6e6;
+  --jp-ui-font-color2: #aaaaaa; --jp-border-color1: #616161; --jp-border-color2: #424242;
+  --jp-border-color3: #333333; } body { background: #111111; color: #e6e6e6; }"""
+
+
+def rgb(css: str) -> list[float]:
+    return [float(v) for v in re.findall(r"[\d.]+", css)[:3]]
 
 
 def _errors(page):
@@ -111,10 +119,16 @@ def test_every_control_answers_in_an_exported_page(browser, tmp_path):
         root.scroll_into_view_if_needed()
         _check_controls(root)
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        title = root.locator("[data-gv-output=picture] svg text", has_text="kept ≤").first
+        light = luminance(rgb(title.evaluate("(t) => getComputedStyle(t).fill")))
         root.screenshot(path=str(SCREENSHOTS / "memory_export_light.png"))
+        # JupyterLab's dark theme: its body attribute and colours; the picture follows, no redraw
+        page.evaluate("() => { document.body.dataset.jpThemeLight = 'false'; }")
         style = page.add_style_tag(content=DARK)
+        dark = luminance(rgb(title.evaluate("(t) => getComputedStyle(t).fill")))
         root.screenshot(path=str(SCREENSHOTS / "memory_export_dark.png"))
         style.evaluate("(s) => s.remove()")
+        assert light < 0.1 < 0.6 < dark, (light, dark)  # dark text on light, light text on dark
         assert errors == [], f"JavaScript errors: {errors}"
     finally:
         context.close()
