@@ -38,6 +38,7 @@ from .memory import MemoryEvent, MemoryProfile, memory_profile
 from .ops import *  # noqa: F403  (the op names are the public API)
 from .ops import __all__ as _op_names
 from .primitive import Primitive, primitives
+from .recompute import recompute_grad
 from .recording import active_tapes
 from .tape import GradientTape, Record
 from .tensor import Tensor, as_dtype, constant, convert_to_tensor
@@ -52,7 +53,7 @@ __all__ = [
     "Function", "Graph", "GraphTensor", "RETRACE_WARNING", "RetracingWarning", "TracingError", "function",
     "name_scope",
     "BackwardStep", "GradientTape", "Primitive", "Record", "Tensor", "TapeEscapeWarning", "active_tapes",
-    "backward_steps", "MemoryEvent", "MemoryProfile", "memory_profile",
+    "backward_steps", "MemoryEvent", "MemoryProfile", "memory_profile", "recompute_grad",
     "Variable", "as_dtype", "config", "constant",
     "convert_to_tensor", "device", "gpu_available", "grad", "gradients_function", "implicit_gradients",
     "implicit_value_and_gradients", "list_devices", "memory_info", "nest", "primitives", "random",

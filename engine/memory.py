@@ -2,7 +2,7 @@
 
 Reverse mode's price is memory: each recorded op keeps what its VJP needs (``Primitive.needs``) until
 the backward walk reaches it. `memory_profile(fn, *args)` runs ``fn`` once and reports, after every
-op (phase "forward") and every backward step (phase "backward"), the bytes the tapes hold for their
+op and every backward step, the bytes the tapes hold for their
 backward passes (``saved_bytes``: distinct arrays their records keep, not counting Variables' own
 values, which live anyway) and the bytes alive as the allocator counts them (``alive_bytes``:
 tracemalloc on the CPU, where NumPy reports its arrays; CuPy's pool on a GPU). It listens at the
@@ -20,8 +20,8 @@ engine's one recording hook and in the backward walk (`engine.recording.profilin
 >>> p = eg.memory_profile(step)
 >>> p.saved_peak_bytes == 16 * 64 * 4 + 16 * 32 * 4    # matmul keeps x; tanh keeps its output
 True
->>> [e.phase for e in p.timeline].count("backward"), p.by_scope["layer"] == p.saved_peak_bytes
-(4, True)
+>>> [e.op for e in p.timeline if e.kind == "step"], p.by_scope["layer"] == p.saved_peak_bytes
+(['sum', 'tanh', 'matmul', 'read_variable'], True)
 """
 
 from __future__ import annotations
@@ -41,21 +41,22 @@ __all__ = ["MemoryEvent", "MemoryProfile", "memory_profile"]
 
 
 class MemoryEvent:
-    """One op or one backward step of a profile: ``phase`` ("forward" or "backward"), ``op`` (the op's
+    """One op or one backward step of a profile: ``kind`` ("op" or "step"), ``phase`` ("forward", or
+    "backward" for a step and for the ops a step runs: its VJPs, a recomputation), ``op`` (the op's
     name; for a step, the op whose VJP ran), ``scope`` (its name scope or layer, "" outside any),
     ``alive_bytes`` (allocated during the call and alive now), ``saved_bytes`` (what tapes hold for
     backward now) and ``saved_by_scope`` (the same, split by the scope of the op that keeps each array)."""
 
-    __slots__ = ("phase", "op", "scope", "alive_bytes", "saved_bytes", "saved_by_scope")
+    __slots__ = ("kind", "phase", "op", "scope", "alive_bytes", "saved_bytes", "saved_by_scope")
 
-    def __init__(self, phase: str, op: str, scope: str, alive_bytes: int, saved_bytes: int,
+    def __init__(self, kind: str, phase: str, op: str, scope: str, alive_bytes: int, saved_bytes: int,
                  saved_by_scope: dict[str, int]):
-        self.phase, self.op, self.scope = phase, op, scope
+        self.kind, self.phase, self.op, self.scope = kind, phase, op, scope
         self.alive_bytes, self.saved_bytes, self.saved_by_scope = alive_bytes, saved_bytes, saved_by_scope
 
     def __repr__(self) -> str:
         where = f" in {self.scope}" if self.scope else ""
-        return (f"<MemoryEvent {self.phase} {self.op}{where}: saved {self.saved_bytes} B, "
+        return (f"<MemoryEvent {self.phase} {self.kind} {self.op}{where}: saved {self.saved_bytes} B, "
                 f"alive {self.alive_bytes} B>")
 
 
@@ -81,11 +82,11 @@ class MemoryProfile:
         self.device = device
 
     def __repr__(self) -> str:
-        forward = sum(e.phase == "forward" for e in self.timeline)
+        steps = sum(e.kind == "step" for e in self.timeline)
         scopes = ", ".join(f"{k or '(no scope)'}: {_size(v)}" for k, v in self.by_scope.items())
         return (f"<MemoryProfile on {self.device}: peak {_size(self.peak_bytes)} alive, "
                 f"{_size(self.saved_peak_bytes)} saved for backward at most "
-                f"({forward} ops, {len(self.timeline) - forward} backward steps)"
+                f"({len(self.timeline) - steps} ops, {steps} backward steps)"
                 + (f"; at the peak: {scopes}" if scopes else "") + ">")
 
 
@@ -106,7 +107,7 @@ class _Profiler:
         self.scope_of: dict[int, str] = {}  # op id → the scope it ran in
         self.tapes: weakref.WeakSet = weakref.WeakSet(_rec.active_tapes())
         self.events: list[MemoryEvent] = []
-        self.steps = 0  # backward steps open now (their ops are part of the step, not events)
+        self.steps = 0  # backward steps open now (their ops are in the backward phase)
         self.saved_peak = 0
         self.by_scope: dict[str, int] = {}
 
@@ -160,11 +161,12 @@ class _Profiler:
                 by_scope[scope] = by_scope.get(scope, 0) + n
         return total, by_scope
 
-    def event(self, phase: str, op: str, scope: str) -> None:
+    def event(self, kind: str, op: str, scope: str) -> None:
         saved, by_scope = self.saved()
         if saved > self.saved_peak or not self.events:
             self.saved_peak, self.by_scope = saved, by_scope
-        self.events.append(MemoryEvent(phase, op, scope, self.alive(), saved, by_scope))
+        phase = "backward" if self.steps or kind == "step" else "forward"
+        self.events.append(MemoryEvent(kind, phase, op, scope, self.alive(), saved, by_scope))
 
     # ---- called by engine.recording and engine.backward -----------------------------------------
     def on_op(self, op: str, output: Tensor) -> None:
@@ -178,15 +180,14 @@ class _Profiler:
         for tape in _rec.active_tapes():
             if tape._records and tape._records[-1].op_id not in self.scope_of:
                 self.scope_of[tape._records[-1].op_id] = scope
-        if not self.steps:
-            self.event("forward", op, scope)
+        self.event("op", op, scope)
 
     def step_begin(self) -> None:
         self.steps += 1
 
     def step_end(self, record: Any) -> None:
         self.steps -= 1
-        self.event("backward", record.op, self.scope_of.get(record.op_id, ""))
+        self.event("step", record.op, self.scope_of.get(record.op_id, ""))
 
 
 def _device_of(args: Any) -> backend.Device | None:

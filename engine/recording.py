@@ -46,6 +46,7 @@ class _ThreadState(threading.local):
         self.tracer: Any = None  # its tracer while eg.function traces
         self.paused: list[Any] = []  # tracers set aside by `paused_tracing` (a layer building weights)
         self.profiler: Any = None  # its memory profiler inside eg.memory_profile (engine/memory.py)
+        self.reads: list[list[Any]] = []  # Variables read while tapes are paused (eg.recompute_grad)
 
 
 _local = _ThreadState()
@@ -145,6 +146,21 @@ def paused_tracing() -> Iterator[None]:
         _local.tracer = paused.pop()
 
 
+@contextlib.contextmanager
+def tapes_paused(tapes: list[Any]) -> Iterator[list[Any]]:
+    """Run the block with ``tapes`` not recording; yields the Variables read meanwhile (in order)."""
+    reads: list[Any] = []
+    _local.reads.append(reads)
+    for tape in tapes:
+        tape._recording = False
+    try:
+        yield reads
+    finally:
+        for tape in tapes:
+            tape._recording = True
+        _local.reads.pop()  # (blocks nest: the last one in is the first out)
+
+
 def walk_is_recorded() -> bool:
     """Whether the ops of a backward walk are recorded now (a tape of this thread records, or
     eg.function traces): then the walk's sums of gradients must be ops too."""
@@ -238,6 +254,8 @@ def record(prim: Any, inputs: tuple[Any, ...], output: Any, params: dict) -> Non
 def record_read(prim: Any, var: Any, snapshot: Any) -> None:
     """A Variable was read: tapes auto-watch it (when trainable) and record the read as an op; a
     tracer makes it a read node."""
+    for reads in _local.reads:
+        reads.append(var)
     rec = None
     for tape in _local.tapes:
         if not tape._recording:
