@@ -42,7 +42,7 @@ def test_the_run_holds_the_profiles_numbers_event_by_event():
         assert sum(shown["by_scope"].values()) == e.saved_bytes
     assert run.scopes == ("dense", "dense_1")
     assert run.kept.tolist() == [800, 400, 400, 0, 0, -400, -400, -800]
-    assert run.first_backward == 4 and run.counts == {"forward": 4, "backward": 4}
+    assert run.first_backward == 4 and run.counts == {"op": 4, "step": 4}
     assert (run.peak_bytes, run.saved_peak_bytes) == (6600, 1600)
 
 
@@ -186,6 +186,7 @@ def test_a_real_profile_is_drawn_event_by_event():
         assert run.saved.tolist() == [e.saved_bytes for e in prof.timeline]
         assert list(run.phases) == [e.phase for e in prof.timeline]
         assert list(run.ops) == [e.op for e in prof.timeline]
+        assert list(run.kinds) == [e.kind for e in prof.timeline]
         assert run.saved_by_scope.sum(axis=1).tolist() == run.saved.tolist()
         assert int(run.saved.max()) == prof.saved_peak_bytes
     layers = {spec["name"]: spec for spec in view.widget.layers}

@@ -8,6 +8,7 @@ tests/test_lessons_exercises.py, added to its `CASES`.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from tests.test_lessons_exercises import CASES, Case, checks
@@ -77,3 +78,8 @@ def test_the_reference_is_what_the_profile_measures(shape):
     exercise = checks.EXERCISES[("06b", "saved_bytes")]
     assert exercise.reference(*shape) == lessons_06b.measured_saved_bytes(*shape)
     assert checks.evaluate("06b", "saved_bytes", exercise.reference)[0]
+
+
+def test_numbers_of_numpy_and_whole_floats_are_taken():
+    assert checks.evaluate("06b", "saved_bytes", lambda b, i, o: np.int64(saved_right(b, i, o)))[0]
+    assert checks.evaluate("06b", "saved_bytes", lambda b, i, o: float(saved_right(b, i, o)))[0]

@@ -2,7 +2,8 @@
 
 A profile is what ``eg.memory_profile`` returns (any object shaped like ``eg.MemoryProfile``:
 ``.peak_bytes``, ``.saved_peak_bytes``, ``.timeline`` of events with ``.phase`` "forward" or
-"backward", ``.op``, ``.scope``, ``.alive_bytes``, ``.saved_bytes``). `read_profile` checks it and
+"backward", ``.op``, ``.scope``, ``.alive_bytes``, ``.saved_bytes``, and optionally ``.kind``, "op"
+or "step", and ``.saved_by_scope``). `read_profile` checks it and
 keeps its numbers as arrays (`MemoryRun`); gradviz measures nothing itself.
 
 The stacked area splits each event's ``saved_bytes`` by layer (name scope): as the engine reports it
@@ -42,6 +43,7 @@ OTHER = "other scopes"
 MAX_PROFILES = 6  # profiles side by side, at most (each a panel of the picture)
 CURSOR_POSITIONS = 401  # the cursor slider's positions at most; beyond, evenly spaced events
 PHASES = ("forward", "backward")
+KINDS = ("op", "step")
 PROFILE = ("an eg.MemoryProfile (what eg.memory_profile(fn, *args) returns): .peak_bytes, "
            ".saved_peak_bytes and a .timeline of events with .phase, .op, .scope, .alive_bytes, "
            ".saved_bytes")
@@ -53,6 +55,7 @@ class MemoryRun:
 
     label: str
     phases: tuple[str, ...]  # "forward" / "backward"
+    kinds: tuple[str, ...]  # "op" (an op ran) / "step" (a backward step: an op's VJP)
     ops: tuple[str, ...]
     event_scopes: tuple[str, ...]  # each event's scope (`NO_SCOPE` for none)
     alive: np.ndarray  # bytes alive after each event (int64)
@@ -79,13 +82,15 @@ class MemoryRun:
 
     @property
     def counts(self) -> dict[str, int]:
-        """How many events each phase has (forward ops, backward steps)."""
-        return {p: self.phases.count(p) for p in PHASES}
+        """How many ops ran (``"op"``: forward ops, and in the backward pass the VJPs' ops and any
+        recomputation) and how many backward steps the walk took (``"step"``)."""
+        return {k: self.kinds.count(k) for k in KINDS}
 
     def event(self, k: int) -> dict[str, Any]:
         """Event ``k`` as the cursor shows it: phase, op, scope, bytes alive and kept, what it changed,
         the kept bytes by scope (the non-zero ones)."""
-        return {"index": k, "phase": self.phases[k], "op": self.ops[k], "scope": self.event_scopes[k],
+        return {"index": k, "phase": self.phases[k], "kind": self.kinds[k], "op": self.ops[k],
+                "scope": self.event_scopes[k],
                 "alive_bytes": int(self.alive[k]), "saved_bytes": int(self.saved[k]),
                 "kept": int(self.kept[k]),
                 "by_scope": {s: int(b) for s, b in zip(self.scopes, self.saved_by_scope[k]) if b}}
@@ -119,12 +124,17 @@ def read_profile(profile: Any, label: str, where: str = "gv.memory") -> MemoryRu
     if not timeline:
         raise ValueError(f"{where}: the profile {label!r} has no events (did the function run any op "
                          "under a GradientTape?).")
-    phases, ops, scopes, alive, saved = [], [], [], [], []
+    phases, kinds, ops, scopes, alive, saved = [], [], [], [], [], []
     for k, e in enumerate(timeline):
         phase = _field(where, e, k, "phase")
         if phase not in PHASES:
             raise ValueError(f"{where}: event {k}'s .phase must be 'forward' or 'backward', got {phase!r}.")
         phases.append(phase)
+        # an event's kind: "op" or "step" (a profile without kinds: forward events are ops, backward steps)
+        kind = getattr(e, "kind", "op" if phase == "forward" else "step")
+        if kind not in KINDS:
+            raise ValueError(f"{where}: event {k}'s .kind must be 'op' or 'step', got {kind!r}.")
+        kinds.append(kind)
         ops.append(str(_field(where, e, k, "op")))
         scope = _field(where, e, k, "scope")
         scopes.append(_scope_name(scope))
@@ -136,8 +146,8 @@ def read_profile(profile: Any, label: str, where: str = "gv.memory") -> MemoryRu
         names, by_scope = _reported_by_scope(where, reported, saved_a)
     else:
         names, by_scope = _split_by_scope(scopes, saved_a)
-    return MemoryRun(str(label), tuple(phases), tuple(ops), tuple(scopes), np.asarray(alive, np.int64),
-                     saved_a, names, by_scope,
+    return MemoryRun(str(label), tuple(phases), tuple(kinds), tuple(ops), tuple(scopes),
+                     np.asarray(alive, np.int64), saved_a, names, by_scope,
                      _bytes(where, ".peak_bytes", profile.peak_bytes),
                      _bytes(where, ".saved_peak_bytes", profile.saved_peak_bytes))
 

@@ -34,7 +34,7 @@ __all__ = ["MemoryPlots", "memory_figure", "byte_text", "cursor_svg", "cursor_ht
 STYLE = ("<style>.gv-mem td,.gv-mem th{padding:1px 8px;text-align:right;white-space:nowrap;"
          "font-family:var(--jp-code-font-family,monospace)}.gv-mem td:first-child,.gv-mem th:first-child"
          "{text-align:left}.gv-mem .gv-mem-scopes{text-align:left;white-space:normal}</style>")
-HEAD = ("<tr><th>profile</th><th>event</th><th>phase</th><th>op</th><th>scope</th><th>this event</th>"
+HEAD = ("<tr><th>profile</th><th>event</th><th>what</th><th>op</th><th>scope</th><th>this event</th>"
         "<th>kept for backward</th><th>alive</th><th class='gv-mem-scopes'>kept, by layer</th></tr>")
 
 
@@ -186,7 +186,8 @@ def cursor_html(run: MemoryRun, k: int, colors: dict[str, str]) -> str:
     swatch = "display:inline-block;width:9px;height:9px;margin-right:3px;vertical-align:middle;background:"
     scopes = " ".join(f"<span style='{swatch}{colors.get(s, 'gray')}'></span>{esc(s)} {byte_text(b)}"
                       for s, b in e["by_scope"].items()) or "—"
-    return (f"<tr><td>{esc(run.label)}</td><td>{k + 1} of {run.events}</td><td>{e['phase']}</td>"
+    what = f"{e['phase']} {'step' if e['kind'] == 'step' else 'op'}"
+    return (f"<tr><td>{esc(run.label)}</td><td>{k + 1} of {run.events}</td><td>{what}</td>"
             f"<td><b>{esc(e['op'])}</b></td><td>{esc(e['scope'])}</td><td>{_change(run, k)}</td>"
             f"<td>{byte_text(e['saved_bytes'])}</td><td>{byte_text(e['alive_bytes'])}</td>"
             f"<td class='gv-mem-scopes'>{scopes}</td></tr>")
@@ -195,7 +196,7 @@ def cursor_html(run: MemoryRun, k: int, colors: dict[str, str]) -> str:
 def panel_open(runs: Sequence[MemoryRun]) -> str:
     """The panel's start: the style, one line per profile (events, peaks), the table's head."""
     lines = "".join(
-        f"<div><b>{esc(r.label)}</b>: {r.counts['forward']} ops, {r.counts['backward']} backward steps; "
+        f"<div><b>{esc(r.label)}</b>: {r.counts['op']} ops run, {r.counts['step']} backward steps; "
         f"kept for backward at most {byte_text(r.saved_peak_bytes)} ({r.saved_peak_bytes:,} bytes); "
         f"peak alive {byte_text(r.peak_bytes)} ({r.peak_bytes:,} bytes)</div>" for r in runs)
     return f"{STYLE}<div style='font-size:12px'>{lines}<table class='gv-mem'>{HEAD}"

@@ -63,18 +63,28 @@ def _mistake(answer: int, batch: int, n_in: int, n_out: int) -> str:
     return kinds.get(answer, "that is not what the profile measures for this layer.")
 
 
+def _whole(value: Any) -> int | None:
+    """``value`` as an int when it is exactly an int, a NumPy integer, or a float (Python's or NumPy's)
+    with no fraction; None for anything else (bools, subclasses, NaN, objects that only look like one)."""
+    kind = type(value)
+    if kind is int:
+        return value
+    if kind in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64):
+        return int(value)
+    if kind in (float, np.float32, np.float64) and np.isfinite(value) and float(value).is_integer():
+        return int(value)
+    return None
+
+
 def _judge_saved_bytes(answer: Any) -> str | None:
     for batch, n_in, n_out in SHAPES:
         try:
             got = answer(batch, n_in, n_out)
         except Exception as exc:  # noqa: BLE001  (the learner's function: report the kind only)
             return f"saved_bytes({batch}, {n_in}, {n_out}) raised {type(exc).__name__}."
-        if isinstance(got, np.integer):
-            got = int(got)
-        if isinstance(got, float | np.floating) and float(got).is_integer():
-            got = int(got)
-        if type(got) is not int:
-            return "it should return a whole number of bytes (an int)."
+        got = _whole(got)
+        if got is None:
+            return "it should return a whole number of bytes (a plain int)."
         if got != measured_saved_bytes(batch, n_in, n_out):
             return f"at batch {batch}, {n_in} inputs and {n_out} units: " + _mistake(got, batch, n_in, n_out)
     return None
