@@ -82,6 +82,7 @@ def test_every_cursor_frame_shows_its_events_op_and_bytes():
     view = gv.memory(two(), theme="light")
     widget = view.widget
     assert [c["name"] for c in widget.controls] == ["cursor 1", "cursor 2"]
+    assert [c["interval_ms"] for c in widget.controls] == [400, 400]  # 8 events: ▶ at its usual pace
     layers = {spec["name"]: spec for spec in widget.layers}
     for i, prof in enumerate(two().values()):
         assert len(layers[f"cursor{i}"]["frames"]) == len(prof.timeline)
@@ -179,6 +180,7 @@ def _mlp_profiles():
 def test_a_real_profile_is_drawn_event_by_event():
     profiles = _mlp_profiles()
     view = gv.memory(profiles, theme="light")
+    assert all(c["interval_ms"] * len(c["labels"]) <= 10_000 for c in view.widget.controls)  # ▶: ≤ 10 s
     for run, prof in zip(view.runs, profiles.values()):
         assert run.events == len(prof.timeline) and (run.peak_bytes, run.saved_peak_bytes) == \
             (prof.peak_bytes, prof.saved_peak_bytes)

@@ -39,6 +39,8 @@ from gradviz.widgets.plot_widget import PlotWidget
 
 __all__ = ["memory", "MemoryView"]
 
+PLAY_MS = 8000  # how long ▶ takes over a profile's events (one event every 25 to 400 ms)
+
 
 class MemoryView(PlotWidget):
     """The memory widget; see `memory`. State: ``cursor`` (one event index per profile)."""
@@ -121,8 +123,9 @@ class MemoryView(PlotWidget):
 
         colors = palette(self.theme)
         frames = Frames(self.kind, title=self.title, note=_grids_note(specs))
-        for c in specs:
-            frames.slider(c.name, c.labels, c.index, c.label, play=c.play, note=c.note)
+        for c in specs:  # ▶ sweeps a whole profile in about PLAY_MS, however many events it has
+            interval = min(400, max(25, PLAY_MS // max(len(c.labels), 1)))
+            frames.slider(c.name, c.labels, c.index, c.label, play=c.play, note=c.note, interval_ms=interval)
         slots = [f"cursor{i}" for i in range(len(self.runs))]
         with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gradviz"}):
             plots = MemoryPlots(self.runs, self.theme)  # the background: no cursor shown
