@@ -256,3 +256,20 @@ def test_a_function_is_profiled_with_its_arguments():
     assert [e.op for e in direct.timeline] == list(view.runs[0].ops)
     assert view.runs[0].saved_peak_bytes == direct.saved_peak_bytes > 0
     assert view.labels == ["step"]
+
+
+def test_profiles_side_by_side_share_their_bands_and_colours():
+    """Many layers over two profiles: at most MAX_SCOPES bands in all, the same in both (one colour per
+    layer everywhere), each row still the profile's kept bytes."""
+    from gradviz.render.memory_plots import scope_colors
+
+    first = profile([("forward", f"op{k}", f"a{k}", 10_000, 100 * (k + 1) ** 2) for k in range(9)])
+    second = profile([("forward", f"op{k}", f"b{k}", 10_000, 50 * (k + 1)) for k in range(6)])
+    runs = read_profiles([first, second])
+    names = {s for run in runs for s in run.scopes}
+    assert len(names) <= MAX_SCOPES and "other scopes" in names
+    colours = scope_colors(runs, "light")
+    assert len(set(colours.values())) == len(colours)
+    for run, prof in zip(runs, (first, second)):
+        assert run.saved_by_scope.sum(axis=1).tolist() == [e.saved_bytes for e in prof.timeline]
+        assert len(set(run.scopes)) == len(run.scopes)

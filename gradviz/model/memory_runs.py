@@ -27,15 +27,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from gradviz.model.checks import describe
 
-__all__ = ["MemoryRun", "read_profile", "read_profiles", "cursor_grid", "NO_SCOPE", "MAX_SCOPES",
-           "MAX_PROFILES", "CURSOR_POSITIONS"]
+__all__ = ["MemoryRun", "read_profile", "read_profiles", "fold_scopes", "cursor_grid", "NO_SCOPE",
+           "MAX_SCOPES", "MAX_PROFILES", "CURSOR_POSITIONS"]
 
 NO_SCOPE = "(no scope)"  # the stacked area's name for the ops outside every name scope
 MAX_SCOPES = 7  # scopes drawn apart; the smaller ones share one band, "other scopes"
@@ -113,9 +113,10 @@ def _bytes(where: str, what: str, value: Any) -> int:
     return int(value)
 
 
-def read_profile(profile: Any, label: str, where: str = "gv.memory") -> MemoryRun:
+def read_profile(profile: Any, label: str, where: str = "gv.memory", fold: bool = True) -> MemoryRun:
     """The `MemoryRun` of ``profile`` (an ``eg.MemoryProfile``, or any object shaped like one), or a
-    `TypeError` / `ValueError` naming what is missing or wrong."""
+    `TypeError` / `ValueError` naming what is missing or wrong. ``fold``: at most `MAX_SCOPES` bands
+    (`fold_scopes`; `read_profiles` folds several runs together instead)."""
     missing = [a for a in ("timeline", "peak_bytes", "saved_peak_bytes") if not hasattr(profile, a)]
     if missing:
         raise TypeError(f"{where}: the profile must be {PROFILE}, or a function to profile; got "
@@ -146,10 +147,11 @@ def read_profile(profile: Any, label: str, where: str = "gv.memory") -> MemoryRu
         names, by_scope = _reported_by_scope(where, reported, saved_a)
     else:
         names, by_scope = _split_by_scope(scopes, saved_a)
-    return MemoryRun(str(label), tuple(phases), tuple(kinds), tuple(ops), tuple(scopes),
-                     np.asarray(alive, np.int64), saved_a, names, by_scope,
-                     _bytes(where, ".peak_bytes", profile.peak_bytes),
-                     _bytes(where, ".saved_peak_bytes", profile.saved_peak_bytes))
+    run = MemoryRun(str(label), tuple(phases), tuple(kinds), tuple(ops), tuple(scopes),
+                    np.asarray(alive, np.int64), saved_a, names, by_scope,
+                    _bytes(where, ".peak_bytes", profile.peak_bytes),
+                    _bytes(where, ".saved_peak_bytes", profile.saved_peak_bytes))
+    return fold_scopes([run])[0] if fold else run
 
 
 def _scope_name(scope: Any) -> str:
@@ -171,8 +173,7 @@ def _reported_by_scope(where: str, reported: Sequence[Mapping[Any, Any]],
         if rows[k].sum() != saved[k]:
             raise ValueError(f"{where}: event {k}'s .saved_by_scope adds up to {int(rows[k].sum()):,} bytes, "
                              f"its .saved_bytes is {int(saved[k]):,}: the profile contradicts itself.")
-    rows, names = _fold_small(rows, order)
-    return names, rows
+    return tuple(order), rows
 
 
 def _split_by_scope(scopes: Sequence[str], saved: np.ndarray) -> tuple[tuple[str, ...], np.ndarray]:
@@ -201,18 +202,29 @@ def _split_by_scope(scopes: Sequence[str], saved: np.ndarray) -> tuple[tuple[str
                 if not free:
                     break
         rows[k] = now
-    rows, names = _fold_small(rows, order)
-    return names, rows
+    return tuple(order), rows
 
 
-def _fold_small(rows: np.ndarray, names: list[str]) -> tuple[np.ndarray, tuple[str, ...]]:
-    """At most `MAX_SCOPES` bands: those with the smallest peak share one, `OTHER`."""
-    if len(names) <= MAX_SCOPES:
-        return rows, tuple(names)
-    keep = sorted(np.argsort(-rows.max(axis=0), kind="stable")[: MAX_SCOPES - 1])
-    rest = [j for j in range(len(names)) if j not in keep]
-    folded = np.column_stack([rows[:, keep], rows[:, rest].sum(axis=1)])
-    return folded, tuple(names[j] for j in keep) + (OTHER,)
+def fold_scopes(runs: Sequence[MemoryRun], most: int = MAX_SCOPES) -> list[MemoryRun]:
+    """``runs`` with at most ``most`` bands in all: the layers that keep the most bytes in any run keep
+    their band (the same in every run, so a layer has one colour everywhere), the others share one,
+    `OTHER`. Each row still sums to the run's kept bytes."""
+    peak: dict[str, int] = {}
+    for run in runs:
+        for j, s in enumerate(run.scopes):
+            peak[s] = max(peak.get(s, 0), int(run.saved_by_scope[:, j].max(initial=0)))
+    if len(peak) <= most:
+        return list(runs)
+    kept = set(sorted(peak, key=lambda s: -peak[s])[: most - 1])
+    out = []
+    for run in runs:
+        keep = [j for j, s in enumerate(run.scopes) if s in kept]
+        rest = [j for j, s in enumerate(run.scopes) if s not in kept]
+        rows = np.column_stack([run.saved_by_scope[:, keep], run.saved_by_scope[:, rest].sum(axis=1)]) \
+            if rest else run.saved_by_scope
+        names = tuple(run.scopes[j] for j in keep) + ((OTHER,) if rest else ())
+        out.append(replace(run, scopes=names, saved_by_scope=rows))
+    return out
 
 
 def read_profiles(given: Any, labels: Sequence[str] | None = None,
@@ -240,7 +252,7 @@ def read_profiles(given: Any, labels: Sequence[str] | None = None,
                          f"{MAX_PROFILES}.")
     if len({n for n, _ in pairs}) != len(pairs):
         raise ValueError(f"{where}: two profiles have the same label; labels: {[n for n, _ in pairs]}.")
-    return [read_profile(p, n, where) for n, p in pairs]
+    return fold_scopes([read_profile(p, n, where, fold=False) for n, p in pairs])
 
 
 def cursor_grid(events: int, peak: int | None = None) -> list[int]:
