@@ -32,6 +32,7 @@ def cube(a, b):
 def valley(v):
     return 0.1 * v[0] ** 2 + 2.0 * v[1] ** 2
 layer = eg.layers.Dense(16, activation="tanh", name="dense_m")
+layer(eg.ones([1, 8]))  # the weights exist before the profiles
 def kept_step(n):
     with eg.GradientTape() as t:
         out = eg.sum(layer(eg.ones([n, 8])))
