@@ -83,8 +83,9 @@ def tape_releases_intermediates() -> tuple[int, int]:
         h = eg.tanh(x @ w1)
         y = h @ w2
         loss = eg.mean(y * y)
-        for r in tape.records:  # every tensor the tape saved: inputs and outputs of each op
-            refs += [weakref.ref(t) for t in (*r.inputs, r.output) if not t._is_variable and t is not x]
+        for r in tape.records:  # every tensor the tape saved (stand-ins hold no array: Record.kept)
+            refs += [weakref.ref(t) for t in (*r.saved_inputs, r.saved_output)
+                     if not t._is_variable and t is not x and t.kept]
         del r, h, y
     grads = tape.gradient(loss, [w1, w2])
     del loss

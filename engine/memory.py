@@ -45,7 +45,18 @@ class MemoryEvent:
     "backward" for a step and for the ops a step runs: its VJPs, a recomputation), ``op`` (the op's
     name; for a step, the op whose VJP ran), ``scope`` (its name scope or layer, "" outside any),
     ``alive_bytes`` (allocated during the call and alive now), ``saved_bytes`` (what tapes hold for
-    backward now) and ``saved_by_scope`` (the same, split by the scope of the op that keeps each array)."""
+    backward now) and ``saved_by_scope`` (the same, split by the scope of the op that keeps each array).
+
+    >>> import engine as eg
+    >>> x = eg.constant([1.0, 2.0])
+    >>> def f():
+    ...     with eg.GradientTape() as tape:
+    ...         tape.watch(x)
+    ...         y = eg.exp(x)
+    ...     return tape.gradient(y, x)
+    >>> [(e.kind, e.phase, e.op, e.saved_bytes) for e in eg.memory_profile(f).timeline]
+    [('op', 'forward', 'exp', 8), ('op', 'backward', 'multiply', 8), ('step', 'backward', 'exp', 0)]
+    """
 
     __slots__ = ("kind", "phase", "op", "scope", "alive_bytes", "saved_bytes", "saved_by_scope")
 

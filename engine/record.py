@@ -81,9 +81,25 @@ def not_kept(t: Tensor) -> Tensor:
     values live anyway, are themselves)."""
     if t._is_variable or type(t._data) is NotKept:
         return t
-    s = _new(_tensor_type)
-    s._data = NotKept((t._data.shape, t._data.dtype))
-    s._device, s._uid, s.name = t._device, t._uid, t.name
+    return _stand_in(t)
+
+
+_stand_ins: dict[int, Tensor] = {}  # tensor id → its stand-in, for the records made lately
+
+
+def _stand_in(t: Tensor) -> Tensor:
+    """``t``'s stand-in, shared by the records that drop ``t`` (an op's output is the next op's input;
+    a leaf is an input of many ops). Ids are never reused; the table is emptied when it grows."""
+    uid = t._uid
+    s = _stand_ins.get(uid)
+    if s is None:
+        if len(_stand_ins) >= 512:
+            _stand_ins.clear()
+        s = _new(_tensor_type)
+        data = t._data
+        s._data = NotKept((data.shape, data.dtype))
+        s._device, s._uid, s.name = t._device, uid, t.name
+        _stand_ins[uid] = s
     return s
 
 
@@ -122,20 +138,29 @@ class Record:
         self.prim = prim
         self.params = params
         self.holders = 0  # the tapes that hold this record (the walk may free it when only one does)
-        self._refs: tuple | None = None  # weak references to the tensors not kept (None: all kept)
         keep = prim.keep
-        if keep is not None and not keep_all:  # keep what the VJPs read (Primitive.needs), stand-ins else
-            flags, keep_y = keep
-            last = len(flags) - 1
-            refs = [None if flags[i if i < last else last] or t._is_variable else _ref(t)
-                    for i, t in enumerate(inputs)]
-            refs.append(None if keep_y else _ref(output))
-            if any(refs):
-                self._refs = tuple(refs)
-                inputs = tuple(t if r is None else not_kept(t) for t, r in zip(inputs, refs))
-                if not keep_y:
-                    output = not_kept(output)
-        self.saved_inputs = inputs  # what the VJPs receive: the tensors kept, stand-ins for the others
+        if keep is None or keep_all:
+            self._refs: tuple | None = None  # weak references to the tensors not kept (None: all kept)
+            self.saved_inputs, self.saved_output = inputs, output
+            return
+        # keep what the VJPs read (Primitive.needs); the others become stand-ins, weakly referenced
+        flags, keep_y = keep
+        last = len(flags) - 1
+        refs, saved = [], []
+        for i, t in enumerate(inputs):
+            if flags[i if i < last else last] or t._is_variable:
+                refs.append(None)
+                saved.append(t)
+            else:
+                refs.append(_ref(t))
+                saved.append(_stand_in(t))
+        if keep_y:
+            refs.append(None)
+        else:
+            refs.append(_ref(output))
+            output = _stand_in(output)
+        self._refs = tuple(refs)
+        self.saved_inputs = tuple(saved)  # what the VJPs receive: the tensors kept, stand-ins for the rest
         self.saved_output = output
 
     @property
@@ -166,10 +191,22 @@ class Record:
 
     def release(self) -> None:
         """Let go of every array (the walk has used them; only shapes, dtypes and devices remain)."""
-        ins, out = self.inputs, self.output
-        self._refs = tuple(None if t._is_variable else _ref(t) for t in (*ins, out))
-        self.saved_inputs = tuple(not_kept(t) for t in ins)
-        self.saved_output = not_kept(out)
+        old = self._refs
+        refs, saved = [], []
+        for i, t in enumerate(self.saved_inputs):
+            if t._is_variable or type(t._data) is NotKept:
+                refs.append(None if old is None else old[i])
+                saved.append(t)
+            else:
+                refs.append(_ref(t))
+                saved.append(_stand_in(t))
+        out = self.saved_output
+        if type(out._data) is NotKept:
+            refs.append(None if old is None else old[-1])
+        else:
+            refs.append(_ref(out))
+            out = _stand_in(out)
+        self._refs, self.saved_inputs, self.saved_output = tuple(refs), tuple(saved), out
 
     @property
     def op(self) -> str:

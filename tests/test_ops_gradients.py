@@ -257,8 +257,17 @@ def test_read_variable_passes_the_gradient_through():
     np.testing.assert_allclose(tape.gradient(loss, v).numpy(), numeric, rtol=1e-6)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_recompute_grad_record_gives_the_numerical_gradient(device):
+    """`eg.recompute_grad`'s record (the primitive ``recompute_grad``): its VJP runs f again; second
+    derivatives (order=2) through it too."""
+    rng = np.random.default_rng(4)
+    block = eg.recompute_grad(lambda a, b: eg.tanh(a @ b) * a)
+    gradcheck.check(block, [rng.normal(size=(3, 3)), rng.normal(size=(3, 3))], device=device)
+
+
 SPECIFIED = (set(UNARY) | set(BINARY) | set(REDUCTIONS) | set(SHAPE_CASES)
-             | {"where", "clip", "matmul", "copy_to_device", "cast", "read_variable"})
+             | {"where", "clip", "matmul", "copy_to_device", "cast", "read_variable", "recompute_grad"})
 
 
 def test_every_primitive_has_a_spec():
