@@ -1,7 +1,8 @@
 """gradviz: see gradients. Jupyter widgets over the engine's tapes, tensors and optimizers.
 
 >>> import gradviz as gv
->>> {"graph", "tape", "backprop", "flow", "clipping", "descent", "check_gradients"} <= set(gv.__all__)
+>>> {"graph", "tape", "backprop", "flow", "clipping", "descent", "check_gradients", "memory"} \\
+...     <= set(gv.__all__)
 True
 
 Every widget returns a view that is live in JupyterLab and a static picture elsewhere
@@ -28,6 +29,7 @@ _LAZY = {
     "clipping": ("widgets.clipping_lab", "clipping"),
     "descent": ("widgets.descent_trace", "descent"),
     "check_gradients": ("widgets.gradient_check", "check_gradients"),
+    "memory": ("widgets.memory_view", "memory"),
     "Recorder": ("render.recorder_plot", "Recorder"),
     "build_model": ("model.graph_model", "build_model"),
     "to_dot": ("render.dot", "to_dot"),

@@ -174,6 +174,7 @@ ENTRY_POINTS = {
     "gv.to_dot(model)": (lambda t, y, x, bad: gv.to_dot(bad), "gv.to_dot: the model"),
     "gv.render_svg(source)": (lambda t, y, x, bad: gv.render_svg(bad), "gv.render_svg: the source"),
     "GraphView.select(node)": (lambda t, y, x, bad: gv.graph(y, t).select(bad), "GraphView.select: the node"),
+    "gv.memory(profile)": (lambda t, y, x, bad: gv.memory(bad), "gv.memory: the profile"),
 }
 BAD = {"None": None, "3.0": 3.0, "a function": print, "a dict of text": {"a": "b"}}
 # what is a valid value for some entry points, not a wrong type
@@ -182,7 +183,8 @@ VALID = {("gv.backprop(.., sources)", "None"),  # every watched source
          ("gv.descent(f, start)", "3.0"), ("gv.check_gradients(f, arg)", "3.0"),  # a scalar point
          ("Recorder.record(grads_and_vars)", "None"),  # no gradients this step
          ("gv.graph(y, tape)", "None"),  # find the tape
-         ("GraphView.select(node)", "None")}  # no selection
+         ("GraphView.select(node)", "None"),  # no selection
+         ("gv.memory(profile)", "a function")}  # profiled when called
 STRINGS_ARE_VALID = {"gv.render_svg(source)", "GraphView.select(node)"}  # DOT text / a node id
 
 

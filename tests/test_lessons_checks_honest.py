@@ -390,6 +390,12 @@ ADVERSARIAL: dict[tuple[str, str], list[Adversary]] = {
         ("__array__ object", lambda: accuracy_array_like, "one plain number", True),
         ("bool", lambda: accuracy_true, "one plain number", False),
     ],
+    ("06b", "saved_bytes"): [
+        ("int subclass equal to all", lambda: lambda batch, n_in, n_out: LiarInt(5), "plain int", False),
+        ("bool", lambda: lambda batch, n_in, n_out: True, "plain int", False),
+        ("NaN", lambda: lambda batch, n_in, n_out: float("nan"), "plain int", False),
+        ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, False),
+    ],
     ("08", "activation_bytes"): [
         ("int subclass equal to all", lambda: LiarInt(5), "plain int", True),
         ("bool", lambda: True, "plain int", False),

@@ -78,12 +78,15 @@ class Frames:
 
     def slider(
         self, name: str, labels: Sequence[str], index: int = 0, label: str | None = None,
-        play: bool = False, note: str = "",
+        play: bool = False, note: str = "", interval_ms: int | None = None,
     ) -> None:
         """A slider over positions 0..len(labels)-1 (``labels``: what each position shows; ``note``: the
-        grid it uses, as a tooltip); ``play`` adds ‹ › and ▶ buttons."""
+        grid it uses, as a tooltip); ``play`` adds ‹ › and ▶ buttons, ▶ moving one position every
+        ``interval_ms`` (default 400 ms)."""
         spec = {"name": name, "kind": "slider", "label": label if label is not None else name,
                 "labels": [str(x) for x in labels], "play": bool(play), "note": note}
+        if interval_ms is not None:
+            spec["interval_ms"] = int(interval_ms)
         self._add(spec, index)
 
     def dropdown(self, name: str, options: Sequence[str], index: int = 0, label: str | None = None) -> None:

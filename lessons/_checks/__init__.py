@@ -11,10 +11,11 @@ The checks are feedback for learning; grading happens out of the learner's kerne
 assignments run the same checks (`evaluate`, the programmatic entry point) on a submitted notebook.
 
 For lesson authors: register each exercise in your lesson's module of this package
-(``lessons_01_03.py``, ``lessons_04_06.py``, ``lessons_07_08.py``, ``lessons_09.py``,
-``lessons_10.py``, ``making.py`` for the making exercises of lessons 02 and 04,
+(``lessons_01_03.py``, ``lessons_04_06.py``, ``lessons_06b.py``, ``lessons_07_08.py``,
+``lessons_09.py``, ``lessons_10.py``, ``making.py`` for the making exercises of lessons 02 and 04,
 ``making_primitive.py`` for lesson 03's, ``making_steps.py`` for those of lessons 05 to 07; a new one is
-imported below), under the lesson's two-digit number and a short exercise name that the notebook uses.
+imported below), under the lesson's number (two digits; ``"06b"`` for the lesson between 06 and 07)
+and a short exercise name that the notebook uses.
 The machinery: ``registry.py`` (`register`, `evaluate`, `check`, `checker`, `hint`), ``timelimit.py``,
 ``forbidden.py`` (calls to a forbidden built-in), ``plain.py`` (plain values), ``compare.py`` (the
 value judge `close_to`), ``through.py`` (a gradient through an engine-op answer) and ``seal.py``.
@@ -100,6 +101,7 @@ import numpy as np
 from . import (  # noqa: F401 (they register)
     lessons_01_03,
     lessons_04_06,
+    lessons_06b,
     lessons_07_08,
     lessons_09,
     lessons_10,

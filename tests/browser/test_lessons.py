@@ -36,14 +36,14 @@ from frames_controls import move_every_control
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-LESSONS = sorted(p for p in ROOT.glob("lessons/[0-9][0-9]_*.ipynb") if not p.name.startswith("00_"))
+LESSONS = sorted(p for p in ROOT.glob("lessons/[0-9][0-9]*_*.ipynb") if not p.name.startswith("00_"))
 RENDER_TIMEOUT_MS = 30_000
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 # The widget kinds, by the gradviz call that makes them (gv.<kind>(...)).
-KINDS = ("graph", "tape", "backprop", "flow", "clipping", "descent", "check_gradients")
+KINDS = ("graph", "tape", "backprop", "flow", "clipping", "descent", "check_gradients", "memory")
 # The kernel-free widgets: ``[data-gv-widget=KIND]`` (gradviz/widgets/frames_view.js).
-FRAMES = ("backprop", "tape", "clipping", "check_gradients", "flow", "descent")
+FRAMES = ("backprop", "tape", "clipping", "check_gradients", "flow", "descent", "memory")
 
 
 def expected_kinds(path: Path) -> set[str]:
@@ -171,7 +171,7 @@ def widget_screenshot(view: Any, name: str) -> None:
 @pytest.mark.parametrize("lesson", LESSONS, ids=[p.stem for p in LESSONS])
 def test_lesson_in_jupyterlab(lab_page: Any, lesson: Path) -> None:
     page = lab_page
-    number = lesson.name[:2]
+    number = lesson.name.split("_")[0]  # "06", or "06b" for a lesson between 06 and 07
     kinds = expected_kinds(lesson)
     assert kinds, f"{lesson.name} makes no gradviz widget (every lesson needs at least one)"
 

@@ -31,6 +31,12 @@ def cube(a, b):
     return eg.sum(a ** 3 * b)
 def valley(v):
     return 0.1 * v[0] ** 2 + 2.0 * v[1] ** 2
+layer = eg.layers.Dense(16, activation="tanh", name="dense_m")
+layer(eg.ones([1, 8]))  # the weights exist before the profiles
+def kept_step(n):
+    with eg.GradientTape() as t:
+        out = eg.sum(layer(eg.ones([n, 8])))
+    return t.gradient(out, layer.trainable_variables)
 """
 WIDGETS = {
     "graph": "gv.graph(f, tape, names=locals())",
@@ -41,6 +47,8 @@ WIDGETS = {
     "check_gradients": "gv.check_gradients(cube, eg.constant([1.0, 2.0]), eg.constant([0.5, -1.0]))",
     "descent": 'setattr(d := gv.descent(valley, [-4.0, 1.0], optimizers=("SGD", "Momentum", "Adam"), '
                'steps=30), "step", 12) or d',  # shown at step 12
+    "memory": 'gv.memory({"batch 8": eg.memory_profile(kept_step, 8), '
+              '"batch 4": eg.memory_profile(kept_step, 4)})',  # two profiles side by side
 }
 
 # Every visible element with its own text: its colour and what is behind it (rgba lists).
