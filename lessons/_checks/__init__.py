@@ -78,6 +78,7 @@ from . import (  # noqa: F401 (they register)
     making,
     making_primitive,
     making_steps,
+    progress,
     registry,
 )
 from .compare import Judge, _compare, _compare_numbers, close_to  # noqa: F401 (the helpers: as before)
