@@ -17,6 +17,7 @@ import pytest
 import engine as eg
 import gradviz as gv
 from gradviz.model.protocol import ProtocolError
+from gradviz.widgets.graph_info import node_info
 
 # ---- a small engine of our own (what a learner writes in lesson 10) -------------------------------
 
@@ -240,3 +241,169 @@ def test_a_foreign_engines_big_graph_folds_by_repetition_like_the_engines():
             h = exp(add(multiply(h, w), -1.0))
     svg = gv.graph(h, tape).to_svg()
     assert "multiply → add → exp × 200" in html.unescape(svg)
+
+
+# ---- identities and values (issue 28: what the reader drew wrongly without a word) ---------------------
+
+
+def _edges(model):
+    return sorted((model.nodes[e.src].label, model.nodes[e.dst].label, e.index) for e in model.edges)
+
+
+def test_two_records_with_the_same_op_id_are_both_drawn():
+    """Record identity is the record object: an ``op_id`` (the learner's counter, reset or copied) is
+    only shown."""
+    x, y, z = Value(2.0, "x"), Value(4.0, "y"), Value(54.6, "z")
+    first, second = Record("multiply", [x, x], [y]), Record("exp", [y], [z])
+    first.op_id = second.op_id = 7
+    model = gv.build_model(z, _tape(first, second))
+    assert sorted(n.label for n in model.nodes.values() if n.kind == "op") == ["exp", "×"]
+    drawn = [("x", "×", 0), ("x", "×", 1), ("×", "y", 0), ("y", "exp", 0), ("exp", "z", 0)]
+    assert _edges(model) == sorted(drawn)
+    shown = [node_info(n, model) for n in model.nodes.values() if n.kind == "op"]
+    assert all(re.search(r"op id\D+7\b", html.unescape(text)) for text in shown)  # shown, not a key
+    steps = backward(_tape(first, second), z)
+    bp = gv.backprop(steps)
+    assert [s.record.op for s in bp.steps] == ["exp", "multiply"]
+    assert bp.highlighted is None
+    bp.go(1)
+    exp_node = bp.highlighted
+    bp.go(2)
+    assert bp.highlighted != exp_node  # two ops, two nodes
+
+
+def test_a_record_listed_many_times_is_drawn_once_with_a_note():
+    x, w = Value(2.0, "x"), Value(3.0, "w")
+    y = Value(6.0, "y")
+    r = Record("multiply", [x, w], [y])
+    with pytest.warns(UserWarning, match=r"lists the same record more than once \(record 0, op 'multiply': "
+                                         r"100 times; 1 record\(s\) in all\); each is drawn once"):
+        view = gv.graph(y, _tape(*[r] * 100))
+    model = view.full_model
+    assert len(model.edges) == 3 and len(model.nodes) == 4  # not 300 edges
+    op = next(n for n in model.nodes.values() if n.kind == "op")
+    assert op.record.repeats == 100
+    assert "listed 100 times in tape.records" in node_info(op, model)
+    with pytest.warns(UserWarning, match="2 times"):
+        assert len(gv.build_model(y, _tape(r, r)).edges) == 3
+    with pytest.warns(UserWarning, match="3 times"):
+        page = gv.tape(_tape(r, r, r)).to_html()
+    assert page.count("<tr") == 2 and "listed 3 times: shown once" in page
+
+
+def _fresh_kernel(code):
+    """Run ``code`` in a new interpreter (the engine's first tensor has id 1 there, as in a new kernel)."""
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120,
+                          env={**__import__("os").environ, "ENGINE_DISABLE_GPU": "1"})
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_a_learners_value_never_shares_an_identity_with_an_engine_tensor():
+    """In a new kernel the engine's first tensor has id 1, the very key a counter would give the
+    learner's first value: both must be drawn."""
+    out = _fresh_kernel(
+        "import numpy as np, engine as eg, gradviz as gv\n"
+        "t = eg.constant([1.0, 2.0], name='w')\n"
+        "class V:\n"
+        "    def __init__(self, a, name): self.value, self.name = np.asarray(a, float), name\n"
+        "class R:\n"
+        "    def __init__(self, op, i, o): self.op, self.inputs, self.outputs = op, i, o\n"
+        "class T: pass\n"
+        "x, y = V([3.0, 4.0], 'x'), V([3.0, 8.0], 'y')\n"
+        "tape = T(); tape.records = [R('multiply', [x, t], [y])]\n"
+        "m = gv.build_model(y, tape)\n"
+        "keys = [m.reader.key(v) for v in (x, t, y)]\n"
+        "print(t.id, len(set(keys)), sorted(n.label for n in m.nodes.values()))\n")
+    assert out == "1 3 ['w', 'x', 'y', '×']"
+
+
+def test_values_made_while_reading_keep_their_own_identity():
+    """A record whose ``.inputs``/``.outputs`` make new objects each time: every object read is one
+    node of its own (the reader keeps them alive, so no later object reuses a dead one's id())."""
+
+    class Fresh:
+        def __init__(self, k):
+            self.op, self.k = "exp", k
+
+        @property
+        def inputs(self):
+            return [Value(self.k + 0.5)]
+
+        @property
+        def outputs(self):
+            return [Value(np.exp(self.k + 0.5))]
+
+    model = gv.build_model(None, _tape(*[Fresh(k) for k in range(60)]))
+    assert sum(n.kind == "op" for n in model.nodes.values()) == 60
+    assert sum(n.kind == "tensor" for n in model.nodes.values()) == 120
+    assert len({n.value.item() for n in model.nodes.values() if n.kind == "tensor"}) == 120
+
+
+class TorchDtype:  # what torch.float32 is to NumPy: not a dtype it can interpret
+    def __repr__(self):
+        return "torch.float32"
+
+
+class TorchLike:
+    """A PyTorch-like tensor (torch is not installed): ``__array__``, ``.numpy()``, a non-NumPy ``.dtype``."""
+
+    def __init__(self, a, grad=None):
+        self._a = np.asarray(a, np.float32)
+        self.shape, self.dtype, self.grad = self._a.shape, TorchDtype(), grad
+
+    def __array__(self, dtype=None, copy=None):
+        return self._a if dtype is None else self._a.astype(dtype)
+
+    def numpy(self):
+        return self._a
+
+
+def test_values_numpy_asarray_takes_are_read_a_pytorch_like_tensor():
+    with pytest.raises(TypeError, match="Cannot interpret 'torch.float32' as a data type"):
+        np.dtype(TorchLike(1.0).dtype)  # what the reader used to do
+    x = TorchLike([1.0, 2.0], grad=TorchLike([4.0, 5.0]))
+    y = TorchLike([2.0, 4.0])
+    wrapped = Value(0.0, "z")
+    wrapped.value = TorchLike([7.0, 9.0])  # a learner's value holding a tensor in .value
+    tape = _tape(Record("add", [x, x], [y]), Record("add", [y, wrapped], [Value([9.0, 13.0], "s")]))
+    model = gv.build_model(None, tape, names={"x": x, "y": y})
+    node = model.node_for(x)
+    assert node.dtype == "float32" and node.shape == (2,)
+    np.testing.assert_array_equal(node.value, [1.0, 2.0])
+    np.testing.assert_array_equal(node.grad, [4.0, 5.0])
+    np.testing.assert_array_equal(model.node_for(wrapped).value, [7.0, 9.0])
+    assert "<svg" in gv.graph(None, tape).to_svg() and "add" in gv.tape(tape).to_html()
+
+
+def test_a_cupy_array_and_a_list_are_read():
+    cupy = pytest.importorskip("cupy")
+    x = Value(0.0, "x")
+    x.value = cupy.asarray([1.0, 2.0])  # a device array: read with .get(), never implicitly
+    y = type("L", (), {"data": [2.0, 4.0], "name": "y"})()  # .data a plain list
+    model = gv.build_model(y, _tape(Record("add", [x, x], [y])))
+    np.testing.assert_array_equal(model.node_for(x).value, [1.0, 2.0])
+    np.testing.assert_array_equal(model.node_for(y).value, [2.0, 4.0])
+    assert model.node_for(x).dtype == "float64"
+
+
+def test_a_single_output_steps_bare_upstream_is_taken():
+    tape, f, x, y = mine()
+    steps = backward(tape, f)
+    bare = [Step(s.record, s.upstream[0], s.contributions) for s in steps]  # g, not (g,)
+    listed = [Step(s.record, [s.upstream[0]], s.contributions) for s in steps]  # [g]
+    floats = [Step(s.record, float(s.upstream[0]), s.contributions) for s in steps]  # a Python float
+    tupled = gv.backprop(steps)
+    for variant in (bare, listed, floats):
+        bp = gv.backprop(variant)
+        assert {k: float(v) for k, v in bp.gradients.items()} == pytest.approx(
+            {k: float(v) for k, v in tupled.gradients.items()})
+        assert [float(u) for s in bp._steps for u in s.upstream] == pytest.approx(
+            [float(u) for s in tupled._steps for u in s.upstream])
+    with pytest.raises(ProtocolError, match=r"step 0 \(op 'add'\): has an empty \.upstream"):
+        gv.backprop([Step(steps[0].record, (), steps[0].contributions), *steps[1:]])

@@ -129,7 +129,11 @@ class GraphModel:
         return self.group_of.get(nid, nid)
 
     def op_id(self, record: Any) -> str:
-        nid = f"o{record.op_id}"
+        """The id of the node that draws ``record`` (an `Op` view, or a record it read: by identity)."""
+        key = getattr(record, "key", None)
+        if key is None and self.reader is not None:
+            key = self.reader.key_of_op(record)
+        nid = f"o{record.op_id if key is None else key}"
         return self.group_of.get(nid, nid)
 
     @property
@@ -358,25 +362,25 @@ def build_model(
 
     for r, tape_idx in kept:
         if r.is_variable_read:  # the Variable's node shows the value that was read
-            nid = tensor_node(r.inputs[0], r.op_id, leaf=True)
+            nid = tensor_node(r.inputs[0], r.order, leaf=True)
             if nodes[nid]._value is None:
                 nodes[nid]._value = r.output.numpy()
             continue
-        oid = f"o{r.op_id}"
-        srcs = [tensor_node(x, r.op_id, leaf=key(x) not in produced) for x in r.inputs]  # inputs first
+        oid = f"o{r.key}"
+        srcs = [tensor_node(x, r.order, leaf=key(x) not in produced) for x in r.inputs]  # inputs first
         nodes[oid] = Node(
             id=oid,
             kind="op",
             label=r.primitive.symbol,
             record=r,
             tapes=tuple(labels[k] for k in tape_idx),
-            order=r.op_id,
+            order=r.order,
             device=r.output.device,
         )
         for i, (x, src) in enumerate(zip(r.inputs, srcs)):
             edges.append(Edge(src, oid, i, key(x)))
         for out in r.outputs:
-            edges.append(Edge(oid, tensor_node(out, r.op_id, leaf=False), 0, key(out)))
+            edges.append(Edge(oid, tensor_node(out, r.order, leaf=False), 0, key(out)))
     for t in targets:
         nid = tensor_node(t, 0, leaf=key(t) not in produced)
         nodes[nid].target = True

@@ -29,12 +29,14 @@ gv.graph: record 0 (op 'multiply'): input 1 is str 'oops', not an array
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["ProtocolError", "Value", "Op", "Step", "Reader", "read_records", "array_of", "is_engine_tape"]
+__all__ = ["ProtocolError", "Value", "Op", "Step", "Reader", "read_records", "array_of", "host_array",
+           "is_engine_tape"]
 
 
 class ProtocolError(TypeError):
@@ -42,8 +44,9 @@ class ProtocolError(TypeError):
 
 
 class Value:
-    """A value on a tape as gradviz reads it: ``id`` (a key: the engine's id, else a counter),
-    ``name``, ``shape``, ``dtype``, ``device``, ``grad`` (a NumPy array or None), ``numpy()``."""
+    """A value on a tape as gradviz reads it: ``id`` (its key: an engine tensor's id, > 0; any other
+    object, a key < 0 of its own, so that no two objects drawn together share one), ``name``,
+    ``shape``, ``dtype``, ``device``, ``grad`` (a NumPy array or None), ``numpy()``."""
 
     __slots__ = ("obj", "id", "name", "shape", "dtype", "device", "variable", "grad", "_array", "_lazy")
 
@@ -55,7 +58,7 @@ class Value:
         self._array, self._lazy = array, lazy
         src = lazy if lazy is not None else array
         self.shape = tuple(src.shape)
-        self.dtype = np.dtype(src.dtype)
+        self.dtype = np.dtype(src.dtype)  # (an engine tensor's dtype is NumPy's; anything else was read)
         device = getattr(obj, "device", "")
         self.device = device if isinstance(device, str) else ""
         self.grad = grad
@@ -83,15 +86,22 @@ class Stand:
 
 
 class Op:
-    """A record as gradviz reads it: ``op``, ``op_id``, ``inputs``, ``outputs`` and ``output`` (`Value`s),
-    ``primitive`` (``eg.primitives[op]`` when that name exists), ``params``, ``source`` (the record)."""
+    """A record as gradviz reads it: ``op``, ``inputs``, ``outputs`` and ``output`` (`Value`s),
+    ``primitive`` (``eg.primitives[op]`` when that name exists), ``params``, ``source`` (the record),
+    ``key`` (its identity: the record object's, never shared with another record), ``order`` (when it
+    ran), ``op_id`` (only shown: the record's own ``op_id``, else its place on the tape) and ``repeats``
+    (how many times the tape lists this very record: drawn once)."""
 
-    __slots__ = ("op", "op_id", "inputs", "outputs", "primitive", "params", "is_variable_read", "source")
+    __slots__ = ("op", "op_id", "key", "order", "repeats", "inputs", "outputs", "primitive", "params",
+                 "is_variable_read", "source")
 
     def __init__(self, source: Any, op: str, op_id: int, inputs: tuple[Value, ...],
                  outputs: tuple[Value, ...],
-                 primitive: Any, params: dict):
+                 primitive: Any, params: dict, key: int | None = None, order: int | None = None):
         self.source, self.op, self.op_id = source, op, op_id
+        self.key = op_id if key is None else key
+        self.order = op_id if order is None else order
+        self.repeats = 1
         self.inputs, self.outputs = inputs, outputs
         self.primitive, self.params = primitive, params
         self.is_variable_read = getattr(source, "is_variable_read", False) is True
@@ -132,6 +142,48 @@ def array_of(obj: Any) -> Any:
     return obj if value is None else value
 
 
+def host_array(held: Any) -> np.ndarray | None:
+    """``held`` as a host NumPy array, or None when it is no array: ``numpy.asarray`` (NumPy arrays,
+    lists, anything with ``__array__``: a PyTorch tensor), else ``.get()`` (a CuPy array), else
+    ``.detach().cpu().numpy()`` or ``.numpy()`` (a tensor that needs it); an engine tensor through
+    ``.numpy()``. The dtype is read from the array, whatever type the object's ``.dtype`` is.
+
+    >>> host_array([1.0, 2.0]).dtype, host_array("x").dtype.kind, host_array(object()).dtype.kind
+    (dtype('float64'), 'U', 'O')
+    """
+    if isinstance(held, np.ndarray):
+        return held
+    if isinstance(held, _engine_types()[0]):
+        return held.numpy()
+    try:
+        return np.asarray(held)
+    except Exception:  # noqa: BLE001  (e.g. CuPy refuses the implicit copy: ask it explicitly)
+        pass
+    ways = (lambda h: h.get(), lambda h: h.detach().cpu().numpy(), lambda h: h.numpy())
+    for way in ways:
+        try:
+            return np.asarray(way(held))
+        except Exception:  # noqa: BLE001  (not this kind of array: try the next way)
+            continue
+    return None
+
+
+def _one_upstream(upstream: Any, shape: tuple) -> Any:
+    """A single-output record's upstream as a 1-tuple: the bare array (``g``) or ``(g,)``/``[g]``.
+
+    >>> [np.shape(u) for u in _one_upstream(np.ones(3), (3,))], _one_upstream((2.0,), ())
+    ([(3,)], (2.0,))
+    """
+    if upstream is None or isinstance(upstream, str | bytes):
+        return upstream
+    if isinstance(upstream, tuple | list):
+        if len(upstream) == 1:
+            return (upstream[0],)
+        if not upstream:
+            return ()
+    return (upstream,)
+
+
 def _engine_types() -> tuple[type, type, type]:
     from engine import GradientTape, Tensor, Variable  # noqa: PLC0415
 
@@ -164,8 +216,8 @@ class Reader:
         self.values: dict[int, Value] = {}  # id(obj) → its view
         self._ops: dict[int, Op] = {}  # id(record) → its view
         self._keep: list[Any] = []  # the objects read, kept alive so that id() stays theirs
-        self._next = 1
-        self._used: set[int] = set()
+        self._next = 1  # the next key < 0 of an object that is no engine tensor is -_next
+        self._next_op = 1  # ... and of a record that is no engine tape's
 
     def _fail(self, where: str, what: str) -> ProtocolError:
         return ProtocolError(f"{self.where}: {where}: {what}")
@@ -175,6 +227,11 @@ class Reader:
         v = self.values.get(id(obj))
         return v.id if v is not None and v.obj is obj else None
 
+    def key_of_op(self, record: Any) -> int | None:
+        """The key of ``record``'s `Op` view when it was read (matched by identity), else None."""
+        view = self._ops.get(id(record))
+        return view.key if view is not None and view.source is record else None
+
     def value(self, obj: Any, where: str = "the value") -> Value:
         """The view of one value (the same view for the same object)."""
         known = self.values.get(id(obj))
@@ -182,40 +239,34 @@ class Reader:
             return known
         tensor, variable, _ = _engine_types()
         held = array_of(obj)
-        lazy = held if all(hasattr(held, a) for a in ("shape", "dtype", "numpy")) else None
+        lazy = held if isinstance(held, tensor) else None  # an engine tensor: read from its device once
         array = None
         if lazy is None:
-            try:
-                array = np.asarray(held)
-            except Exception:  # noqa: BLE001  (anything numpy cannot take is "not an array")
-                array = np.asarray(None)
-            if array.dtype.kind not in "biufc":
+            array = host_array(held)
+            if array is None or array.dtype.kind not in "biufc":
                 from gradviz.model.checks import describe  # noqa: PLC0415
 
                 raise ProtocolError(f"{self.where}: {where} is {describe(obj)}, not an array. A value "
-                                    "must be an array, or have .value or .data holding one (a NumPy array).")
+                                    "must be an array, or have .value or .data holding one (anything "
+                                    "numpy.asarray takes).")
         grad = getattr(obj, "grad", None)
         if grad is not None:
-            try:
-                grad = np.asarray(grad.numpy() if callable(getattr(grad, "numpy", None)) else grad)
-            except Exception:  # noqa: BLE001
-                grad = None
+            grad = host_array(array_of(grad))
             if grad is not None and grad.dtype.kind not in "biufc":
                 grad = None
         if isinstance(obj, tensor):
-            key = obj.id
+            key = obj.id  # the engine's own id (> 0)
         else:
-            while self._next in self._used:
-                self._next += 1
-            key, self._next = self._next, self._next + 1
-        self._used.add(key)
+            key, self._next = -self._next, self._next + 1  # a key of its own, never an engine id
         view = Value(obj, key, array, lazy, grad, isinstance(obj, variable))
         self.values[id(obj)] = view
         self._keep.append(obj)
         return view
 
-    def record(self, r: Any, position: int) -> Op:
-        """The view of one record (``position``: its place on the tape, for messages and as its id)."""
+    def record(self, r: Any, position: int, engine: bool = False) -> Op:
+        """The view of one record (``position``: its place on the tape, for messages and shown as its
+        op id when it has none; ``engine``: a record of this engine's tapes, whose ``op_id`` is its
+        identity across tapes). The same record object is the same view."""
         known = self._ops.get(id(r))
         if known is not None and known.source is r:
             return known
@@ -242,8 +293,12 @@ class Reader:
         prim = primitives.get(op) or Stand(op, len(ins))
         params = getattr(r, "params", None)
         op_id = getattr(r, "op_id", None)
-        view = Op(r, op, op_id if isinstance(op_id, int) else position, ins, outs, prim,
-                  dict(params) if isinstance(params, dict) else {})
+        op_id = op_id if isinstance(op_id, int) and not isinstance(op_id, bool) else position
+        key = order = None  # an engine record: its op_id
+        if not engine:  # any other record: a key < 0 of its own (two records may share an op_id)
+            key, order, self._next_op = -self._next_op, self._next_op, self._next_op + 1
+        view = Op(r, op, op_id, ins, outs, prim, dict(params) if isinstance(params, dict) else {},
+                  key=key, order=order)
         self._ops[id(r)] = view
         self._keep.append(r)
         return view
@@ -257,8 +312,11 @@ class Reader:
                              "it visits), .upstream and .contributions.")
         op = self.record(r, self._ops[id(r)].op_id if id(r) in self._ops else position)
         here = f"step {position} (op {op.op!r})"
-        for field in ("upstream", "contributions"):
-            if not isinstance(getattr(s, field, None), Sequence):
+        upstream = getattr(s, "upstream", None)
+        if len(op.outputs) == 1:  # one output: the bare array, or a 1-tuple of it
+            upstream = _one_upstream(upstream, op.outputs[0].shape)
+        for field, seq in (("upstream", upstream), ("contributions", getattr(s, "contributions", None))):
+            if not isinstance(seq, Sequence) or isinstance(seq, str | bytes):
                 per = "output of the record" if field == "upstream" else (
                     "input of the record, None where no gradient flows")
                 raise self._fail(here, f"has no .{field} tuple: give one per {per}.")
@@ -278,20 +336,15 @@ class Reader:
                                  f"{op.inputs[i].shape}: a gradient has its input's shape (sum it over the "
                                  "axes the op broadcast).")
             arrays.append(a)
-        upstream = tuple(self._array(u, f"{here}: upstream {i}") for i, u in enumerate(s.upstream))
+        upstream = tuple(self._array(u, f"{here}: upstream {i}") for i, u in enumerate(upstream))
         if not upstream:
             raise self._fail(here, "has an empty .upstream: give the gradient arriving at the record's "
                              "output.")
         return Step(s, op, upstream, tuple(arrays))
 
     def _array(self, obj: Any, where: str) -> np.ndarray:
-        held = array_of(obj)
-        numpy = getattr(held, "numpy", None)
-        try:
-            a = np.asarray(numpy() if callable(numpy) else held)
-        except Exception:  # noqa: BLE001
-            a = np.asarray(None)
-        if a.dtype.kind not in "biufc":
+        a = host_array(array_of(obj))
+        if a is None or a.dtype.kind not in "biufc":
             from gradviz.model.checks import describe  # noqa: PLC0415
 
             raise ProtocolError(f"{self.where}: {where} is {describe(obj)}, not an array of numbers.")
@@ -313,7 +366,25 @@ def read_records(records: Iterable[Any], where: str = "gv.graph", reader: Reader
     if isinstance(records, str | bytes) or not isinstance(records, Iterable):
         raise ProtocolError(f"{where}: tape.records must be a list of records in the order the ops ran, "
                             f"got {type(records).__name__}.")
-    return [reader.record(r, k) for k, r in enumerate(records)]
+    ops: list[Op] = []
+    listed: dict[int, int] = {}  # id(view) → how many times the tape lists its record
+    for k, r in enumerate(records):
+        op = reader.record(r, k)
+        if id(op) in listed:  # the very same record again: drawn once, with a note
+            listed[id(op)] += 1
+            continue
+        listed[id(op)] = 1
+        ops.append(op)
+    repeated = [op for op in ops if listed[id(op)] > 1]
+    for op in ops:
+        op.repeats = listed[id(op)]
+    if repeated:
+        first = repeated[0]
+        warnings.warn(f"{where}: tape.records lists the same record more than once (record {first.op_id}, "
+                      f"op {first.op!r}: {first.repeats} times; {len(repeated)} record(s) in all); each is "
+                      "drawn once. Append a record once, when its op runs: a backward walk over this tape "
+                      "would visit it again.", stacklevel=3)
+    return ops
 
 
 class Reading:
@@ -354,7 +425,8 @@ def read_tape(tape: Any, where: str = "gv.graph", reader: Reader | None = None) 
     reader = reader or Reader(where)
     if is_engine_tape(tape):
         tapes = tapeinfo.as_tapes(tape, where)
-        rows = [(reader.record(r, r.op_id), which) for r, which in tapeinfo.merged_records(tapes)]
+        merged = tapeinfo.merged_records(tapes)
+        rows = [(reader.record(r, r.op_id, engine=True), which) for r, which in merged]
         return Reading(rows, tapes, reader)
     records = getattr(tape, "records", None)
     if records is None:

@@ -42,6 +42,8 @@ def node_info(n: Node, model: GraphModel) -> str:
             ("output", _tensor_ref(model, r.output)),
             ("recorded by", esc(", ".join(n.tapes)) or "—"),
         ]
+        if r.repeats > 1:
+            rows.append(("note", f"listed {r.repeats} times in tape.records (the same record): drawn once"))
         if r.params:
             rows.append(("params", esc(", ".join(f"{k}={v!r}" for k, v in r.params.items()))))
         return f"<div><b>{esc(r.op)}</b>{info_table(rows)}</div>"

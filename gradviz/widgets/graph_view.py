@@ -21,6 +21,7 @@ from typing import Any
 
 from gradviz.model.checks import NAMES, expect_mapping, expect_tensors
 from gradviz.model.graph_model import build_model
+from gradviz.model.graph_style import graph_tape, is_graph_value
 from gradviz.model.protocol import is_engine_tape
 from gradviz.render.dot import DEFAULT_SHOW
 from gradviz.widgets.graph_info import node_info
@@ -50,7 +51,9 @@ def graph(
     ``theme``: "auto" (follow JupyterLab), "light" or "dark".
     ``edge_magnitude``: draw each edge as wide as the gradient flowing along it (log scale).
 
-    ``target`` may also be an ``eg.Graph`` (what ``eg.function`` traced): see `gradviz.widgets.traced_view`.
+    ``target`` may also be an ``eg.Graph`` (what ``eg.function`` traced): see `gradviz.widgets.traced_view`;
+    or, with no tape, a graph-style engine's value (micrograd's design: ``.parents``/``._prev`` and
+    ``.op``/``._op``), drawn through the same reader as a tape (`gradviz.model.graph_style`).
 
     >>> import engine as eg
     >>> import gradviz as gv
@@ -70,6 +73,8 @@ def graph(
         return traced_graph(target, collapse=collapse, theme=theme, rankdir=rankdir)  # type: ignore[return-value]
 
     expect_mapping("gv.graph", "names", names, NAMES)
+    if tape is None and _graph_style(target):  # micrograd's design: read as a tape, then as any tape
+        tape = graph_tape(target, "gv.graph")
     if isinstance(target, GradientTape | list) and tape is None and _all_tapes(target):
         target, tape = None, target
     if (target is not None or tape is None) and (tape is None or is_engine_tape(tape)):
@@ -82,6 +87,11 @@ def graph(
 
 GRAPH_INPUTS = ("a Tensor computed under a GradientTape (or a list of them), a GradientTape, or an "
                 "eg.Graph (what eg.function traced)")
+
+
+def _graph_style(obj: Any) -> bool:
+    items = obj if isinstance(obj, list | tuple) else [obj]
+    return bool(items) and all(is_graph_value(v) for v in items)
 
 
 def _all_tapes(obj: Any) -> bool:

@@ -32,6 +32,7 @@ from gradviz.model import protocol, tapeinfo
 from gradviz.model.checks import NAMES, expect_mapping, expect_tensor, expect_tensors, wrong_type
 from gradviz.model.explain import drawn_id
 from gradviz.model.graph_model import build_model
+from gradviz.model.graph_style import complete_after, graph_steps, graph_tape, is_graph_value
 from gradviz.model.step_totals import Arrival, accumulate
 from gradviz.render import fmt
 from gradviz.render.svg import restyle, strip_prolog
@@ -59,6 +60,10 @@ def backprop(
     (``.record``, ``.upstream``, ``.contributions``): the steps of a backward walk you wrote (the tape
     protocol, `gradviz.model.protocol`), or ``list(eg.backward_steps(...))``. ``target`` defaults to
     the output of the first step's record (where the walk starts).
+
+    ``gv.backprop(root)``: a graph-style engine's value (micrograd's design, `gradviz.model.graph_style`)
+    after its own backward pass: the values in reverse topological order, each with the ``.grad`` that
+    engine computed (nothing is differentiated here).
 
     >>> import engine as eg
     >>> import gradviz as gv
@@ -88,8 +93,11 @@ class BackpropView(View):
         theme: str = "auto",
     ):
         expect_mapping("gv.backprop", "names", names, NAMES)
+        self.graph_style = target is None and sources is None and is_graph_value(tape)
         if protocol.is_engine_tape(tape):
             model = self._from_tape(tape, target, sources, names)
+        elif self.graph_style:
+            model = self._from_graph(tape, names)
         else:
             model = self._from_steps(tape, target, names)
         self.graph = GraphView(model, theme=theme)
@@ -99,6 +107,9 @@ class BackpropView(View):
         self._steps = [model.reader.step(s, k) for k, s in enumerate(self.steps)]  # one reader for all
         self._target = model.reader.value(self.target)
         self._arrivals, self._complete, totals = accumulate(self._steps, self._target, key)
+        if self.graph_style:  # no contributions kept: each value's .grad, final once its users are visited
+            self._complete = complete_after(self._steps, key(self._target), key)
+            totals = {key(s): s.grad for s in self._watched}
         self.gradients = {s.id: (totals.get(key(s)) if s.dtype.kind in "fc" else None) for s in self._watched}
         if not self.tapes:  # another engine: the nodes show what its walk summed
             for node in model.nodes.values():
@@ -129,6 +140,19 @@ class BackpropView(View):
         with tapeinfo.quiet():
             self.steps: list[Any] = list(backward_steps([r.source for r in model.records], [target], watched))
         self._watched = watched
+        return model
+
+    def _from_graph(self, root: Any, names: Mapping[str, Any] | None) -> Any:
+        """A graph-style engine's value (micrograd's design): its graph read as a tape, and its values in
+        the reverse of their topological order with the ``.grad`` the learner's engine computed."""
+        gtape = graph_tape(root, "gv.backprop")
+        self.steps = graph_steps(gtape, "gv.backprop")
+        self.tapes = []
+        self.target = root
+        model = build_model(root, gtape, names=names, caller="gv.backprop")
+        computed = {id(r.outputs[0]) for r in gtape.records}
+        leaves = [model.reader.value(v) for v in gtape.values if id(v) not in computed]
+        self.sources = self._watched = [v for v in leaves if v.grad is not None]
         return model
 
     def _from_steps(self, steps: Any, target: Any, names: Mapping[str, Any] | None) -> Any:
@@ -177,7 +201,7 @@ class BackpropView(View):
     @property
     def highlighted(self) -> str | None:
         """The graph node id of the highlighted op."""
-        return f"o{self._steps[self.position - 1].record.op_id}" if self.position > 0 else None
+        return f"o{self._steps[self.position - 1].record.key}" if self.position > 0 else None
 
     @property
     def panel(self) -> str:
@@ -243,13 +267,20 @@ class BackpropView(View):
         g.highlight[out] = {"stroke": pal.upstream, "stroke-width": "3"}
         if step.record.is_variable_read:  # drawn folded into the Variable's node: no op node
             return
-        oid = f"o{step.record.op_id}"
+        oid = f"o{step.record.key}"
         g.highlight[oid] = {"stroke": pal.highlight, "stroke-width": "3.5"}
         g.edge_highlight[(oid, out)] = {"stroke": pal.upstream, "fill": pal.upstream, "stroke-width": "2.5"}
-        for c in self._arrivals[self.position - 1]:
-            src = f"t{c.key}"
+        for k in self._receivers(self.position):
+            src = f"t{k}"
             g.highlight[src] = {"stroke": pal.receive, "stroke-width": "3"}
             g.edge_highlight[(src, oid)] = {"stroke": pal.receive, "fill": pal.receive, "stroke-width": "2.5"}
+
+    def _receivers(self, position: int) -> list[int]:
+        """The keys of the values a step's gradient goes to (its inputs, for a graph-style engine)."""
+        if self.graph_style:
+            alias = self.graph.full_model.alias
+            return list(dict.fromkeys(drawn_id(alias, x.id) for x in self._steps[position - 1].record.inputs))
+        return [c.key for c in self._arrivals[position - 1]]
 
     def to_svg(self) -> str:
         return self.graph.to_svg()
@@ -331,8 +362,26 @@ class BackpropView(View):
             if not c.complete:
                 line += "<br>&nbsp;&nbsp;(more contributions to come: it feeds other ops too)"
             parts.append(f"<div style='margin-top:4px'>{line}</div>")
+        if self.graph_style:
+            parts.extend(self._graph_lines(position, outname))
         parts.append(self._summary(final=position == n))
         return "".join(parts)
+
+    def _graph_lines(self, position: int, outname: str) -> list[str]:
+        """A graph-style step: each input the engine's backward adds to, with its ``.grad`` once final."""
+        r, model = self._steps[position - 1].record, self.graph.full_model
+        lines = []
+        for k in self._receivers(position):
+            node = model.nodes.get(f"t{k}")
+            name = esc(self._name(k))
+            line = (f"→ <b>{name}</b>: your engine's backward for {esc(r.op)} adds "
+                    f"g × ∂{outname}/∂{name} to {name}.grad")
+            if k in self._complete[position - 1] and node is not None and node.grad is not None:
+                line += f"; {name}.grad is now complete: {_code(node.grad)}"
+            else:
+                line += "<br>&nbsp;&nbsp;(more contributions to come: it feeds other ops too)"
+            lines.append(f"<div style='margin-top:4px'>{line}</div>")
+        return lines
 
     def _summary(self, final: bool) -> str:
         if not final:

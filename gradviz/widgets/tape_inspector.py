@@ -159,8 +159,9 @@ class TapeView(View):
             partial = (
                 " style='opacity:.85;font-style:italic'" if len(which) < len(self.tapes) and not style else ""
             )
+            listed = f" <i>(listed {r.repeats} times: shown once)</i>" if r.repeats > 1 else ""
             body.append(
-                f"<tr{style or partial}><td>{r.op_id}</td><td><b>{esc(r.op)}</b></td><td>{ins}</td>"
+                f"<tr{style or partial}><td>{r.op_id}</td><td><b>{esc(r.op)}</b>{listed}</td><td>{ins}</td>"
                 f"<td>{esc(self.label(r.output))}</td>{marks}</tr>"
             )
         if not body and self.tapes:
