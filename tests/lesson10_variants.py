@@ -55,15 +55,21 @@ assert MISSING_G_MULTIPLY != ARITHMETIC
 
 VARIANTS: dict[str, dict[str, str]] = {
     "value": {
-        "class Value:\n    def __init__(self, value, name=None):\n        self.value = value\n": "NumPy array",
+        reference("value").replace("        self._prev, self._op, self._record = (), \"\", None\n", ""):
+            "leaf",
+        "class Value:\n    def __init__(self, value, name=None):\n        self.value = value\n":
+            "NumPy array",
         "class Value:\n    def __init__(self, value, name=None):\n"
         "        self.value = np.asarray(value, dtype=float)\n        self.name, self.grad = name, None\n"
-        "    shape = property(lambda self: self.value.shape)\n    numpy = lambda self: self.value\n": "__add__",
+        "        self._prev, self._op, self._record = (), '', None\n"
+        "    shape = property(lambda self: self.value.shape)\n    numpy = lambda self: self.value\n":
+            "__add__",
     },
     "tape": {
         TAPE.replace("    active = []\n\n    def __init__(self):\n        self.records = []\n",
                      "    active = []\n    records = []\n"): "its own .records",
-        TAPE.replace("        Tape.active.remove(self)", "        Tape.active.remove(self)\n        return True"):
+        TAPE.replace("        Tape.active.remove(self)",
+                     "        Tape.active.remove(self)\n        return True"):
             "swallows errors",
         TAPE.replace("        return self\n", ""): "returns self",
     },
@@ -83,9 +89,11 @@ VARIANTS: dict[str, dict[str, str]] = {
         ARITHMETIC.replace("return g, -g", "return g, g"): "sign of ∂b",
         ARITHMETIC.replace("return g * b, g * a", "return g * a, g * b"): "swapped",
         ARITHMETIC.replace("return g / b, -g * y / b", "return g / b, -g * y"): "quotient rule",
-        ARITHMETIC.replace("return g * b, g * a", "return Value(g.value * b.value), Value(g.value * a.value)"):
+        ARITHMETIC.replace("return g * b, g * a",
+                           "return Value(g.value * b.value), Value(g.value * a.value)"):
             "outside your ops",
-        ARITHMETIC.replace("return g * b, g * a", "return g.value * b.value, g.value * a.value"): "not a Value",
+        ARITHMETIC.replace("return g * b, g * a", "return g.value * b.value, g.value * a.value"):
+            "not a Value",
     },
     "elementwise": {
         ELEMENTWISE.replace("return (g * (1 - y * y),)", "return (g * (1 - x * x),)"): "input x where",
@@ -107,8 +115,9 @@ VARIANTS: dict[str, dict[str, str]] = {
         "        g = reduce_sum(g, axis=0)\n    return g\n": "not summed over a broadcast axis",
         "def unbroadcast(g, shape):\n    for axis, n in enumerate(shape):\n        if n == 1:\n"
         "            g = reduce_sum(g, axis=axis, keepdims=True)\n    return g\n": "leading axes",
-        "def unbroadcast(g, shape):\n    while len(g.shape) > len(shape):\n        g = reduce_sum(g, axis=0)\n"
-        "    for axis, n in enumerate(shape):\n        if n == 1 and g.shape[axis] != 1:\n"
+        "def unbroadcast(g, shape):\n    while len(g.shape) > len(shape):\n"
+        "        g = reduce_sum(g, axis=0)\n    for axis, n in enumerate(shape):\n"
+        "        if n == 1 and g.shape[axis] != 1:\n"
         "            g = reduce_sum(g, axis=axis)\n    return g\n": "must be kept",
         "def unbroadcast(g, shape):\n    return Value(np.ones(shape))\n": "outside your ops",
     },

@@ -48,8 +48,8 @@ CASES_10[("10", "second")].wrong += [
      "second derivative is missing"),
 ]
 CASES_10[("10", "graph_walk")].wrong += [
-    (lambda: engine({"graph_walk": reference("graph_walk").replace("reversed(order)", "order")})["backward_graph"],
-     "wrong order"),
+    (lambda: engine({"graph_walk": reference("graph_walk").replace("reversed(order)", "order")})[
+        "backward_graph"], "wrong order"),
 ]
 CASES.update(CASES_10)
 

@@ -86,6 +86,10 @@ def _judge_value(Value: Any) -> str | None:
     w = Value([[1.0, 2.0, 3.0]], name="w")
     if getattr(w, "name", None) != "w" or getattr(w, "grad", 0) is not None:
         return "a new Value keeps the name it is given (default None) and has .grad = None."
+    leaf = (tuple(getattr(w, "_prev", (0,))), getattr(w, "_op", None), getattr(w, "_record", 0))
+    if leaf != ((), "", None):
+        return ("a new Value is a leaf: it was computed from nothing, so _prev = (), _op = \"\" and "
+                "_record = None (part 3's ops set them on the values they make).")
     if getattr(w, "shape", None) != (1, 3) or array(getattr(w, "numpy", lambda: None)()) is None:
         return "Value needs .shape (its array's shape) and .numpy() (its array)."
     absent = [name for name in OPERATORS if not any(name in vars(k) for k in Value.__mro__[:-1])]
@@ -154,13 +158,13 @@ def _judge_primitive(primitive: Any) -> str | None:
                 y = cube(3.0)
         cube(4.0)
     except Exception as exc:  # noqa: BLE001  (the learner's error, by type and message)
-        return (f"cube(3.0) raised {type(exc).__name__}: {exc}. A plain number given to an op is first wrapped "
-                "into a Value.")
+        return (f"cube(3.0) raised {type(exc).__name__}: {exc}. A plain number given to an op is first "
+                "wrapped into a Value.")
     finally:
         Tape.active.clear()
     if len(a.records) != 1 or a.records != b.records:
-        return ("an op adds one record to every tape in Tape.active (nested tapes: each records it), and none "
-                "when no tape is recording.")
+        return ("an op adds one record to every tape in Tape.active (nested tapes: each records it), and "
+                "none when no tape is recording.")
     r = a.records[0]
     if r.op != "cube" or r.vjp is not vjp or r.params != {} or list(r.outputs) != [y]:
         return "the record holds the op's name, its inputs, [its output], the vjp function and the params."
@@ -216,7 +220,8 @@ def op_judge(cases: dict[str, tuple[Callable, list[tuple[tuple, dict]], dict[str
                 arrays = [rng.uniform(0.5, 2.0, s) if positive else rng.normal(size=s) for s in shapes]
                 where = f"{name} on inputs of shapes {', '.join(map(str, shapes))}" + (
                     f" with {params}" if params else "")
-                problem = _one_op(ns[name], engine_op, arrays, params, variants, names, where, Value, Tape, rng)
+                problem = _one_op(ns[name], engine_op, arrays, params, variants, names, where, Value, Tape,
+                                  rng)
                 if problem is not None:
                     return problem
         return None
@@ -270,12 +275,16 @@ def _one_op(op, engine_op, arrays, params, variants, names, where, Value, Tape, 
         return None
     for what, variant in variants.items():
         wrong = variant(g, y, *arrays, **params)
-        if all(v is None or np.allclose(p, sum_to(np.broadcast_to(v, np.broadcast_shapes(np.shape(v), y.shape)),
-                                                     p.shape), rtol=1e-6, atol=1e-9)
+        if all(v is None or np.allclose(p, _summed(v, y.shape, p.shape), rtol=1e-6, atol=1e-9)
                for p, v in zip(parts, wrong)):
             return f"{where}: {what}"
     bad = next(i for i, (p, w) in enumerate(zip(parts, want)) if p.shape != w.shape or not np.allclose(p, w))
     return f"{where}: ∂{names[bad]} is not the engine's gradient."
+
+
+def _summed(v: Any, out_shape: tuple, shape: tuple) -> np.ndarray:
+    """A wrong VJP's gradient (of the output's shape or less) summed to its input's ``shape``."""
+    return sum_to(np.broadcast_to(v, np.broadcast_shapes(np.shape(v), out_shape)), shape)
 
 
 def _fits(shape: tuple, target: tuple) -> bool:
@@ -316,12 +325,14 @@ register("10", "arithmetic", function="add", reference=solution.ARITHMETIC, judg
 register("10", "elementwise", function="tanh", reference=solution.ELEMENTWISE, judge=op_judge({
     "tanh": (eg.tanh, [(((3,),), {}), (((2, 4),), {}), (((),), {})], {
         MISSING_G: lambda g, y, x: (1 - y * y,),
-        "it uses the input x where the rule needs the output y = tanh(x).": lambda g, y, x: (g * (1 - x * x),),
+        "it uses the input x where the rule needs the output y = tanh(x).":
+            lambda g, y, x: (g * (1 - x * x),),
         "the sign is flipped: tanh rises everywhere, so its derivative is positive.":
             lambda g, y, x: (g * (y * y - 1),)}, False),
     "exp": (eg.exp, [(((3,),), {}), (((2, 2),), {})], {
-        MISSING_G: lambda g, y, x: (y,), "it multiplies g by x where the derivative of exp is exp itself (y).":
-            lambda g, y, x: (g * x,)}, False),
+        MISSING_G: lambda g, y, x: (y,),
+        "it multiplies g by x where the derivative of exp is exp itself (y).": lambda g, y, x: (g * x,)},
+        False),
     "log": (eg.log, [(((3,),), {}), (((2, 2),), {})], {
         MISSING_G: lambda g, y, x: (1 / x,),
         "it divides by the output y where the derivative of log x is 1/x.": lambda g, y, x: (g / y,),
@@ -347,8 +358,8 @@ def _reductions():
     cases = [(((3, 4),), {}), (((3, 4),), {"axis": 0}), (((3, 4),), {"axis": 1}),
              (((3, 4),), {"axis": -1, "keepdims": True}), (((2, 3, 4),), {"axis": (0, 2)}),
              (((2, 3, 4),), {"axis": 1, "keepdims": True}), (((5,),), {})]
-    spread = {"it forgets g: every element of x receives g (the sum's derivative is 1), times 1/n for a mean.":
-              lambda g, y, x, **p: (np.ones_like(x),)}
+    spread = {"it forgets g: every element of x receives g (the sum's derivative is 1), times 1/n for a "
+              "mean.": lambda g, y, x, **p: (np.ones_like(x),)}
     return {"reduce_sum": (eg.sum, cases, spread, False), "reduce_mean": (eg.mean, cases, {
         "the mean's gradient is the sum's divided by n, the number of elements averaged: it is not divided.":
             lambda g, y, x, **p: (np.broadcast_to(np.reshape(g, np.sum(x, keepdims=True, **{
@@ -396,8 +407,8 @@ def _judge_unbroadcast(answer: Any) -> str | None:
         if got.ndim < len(shape):
             return (f"{where} it returns shape {got.shape}: an axis of size 1 that broadcasting stretched is "
                     "summed but must be kept (keepdims=True).")
-        return (f"{where} it returns shape {got.shape}: not summed over a broadcast axis (an axis of size 1 in "
-                "the input that broadcasting stretched).")
+        return (f"{where} it returns shape {got.shape}: not summed over a broadcast axis (an axis of size 1 "
+                "in the input that broadcasting stretched).")
     return None
 
 

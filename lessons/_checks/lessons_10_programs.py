@@ -106,6 +106,21 @@ def _reduce_params(shape: tuple, rng: np.random.Generator) -> dict | None:
     return good[rng.integers(len(good))] if good else None
 
 
+def _pick(rng: np.random.Generator, weight: int, n: int) -> int:
+    """An argument: mostly a recent result (chains, values used twice), else an input (not the matrix)."""
+    if n > weight + 1 and rng.random() < 0.7:
+        return int(rng.integers(weight + 1, n))
+    return int(rng.integers(weight))
+
+
+def _result_shape(kind: str, a: tuple, b: tuple, params: dict) -> tuple:
+    if kind in ("add", "sub", "mul", "div"):
+        return tuple(np.broadcast_shapes(a, b))
+    if kind in ("sum", "mean"):
+        return np.sum(np.zeros(a), **params).shape
+    return a  # matmul by the (4, 4) matrix, and the elementwise functions
+
+
 def random_program(rng: np.random.Generator, k: int) -> Program:
     """A random program over every op: broadcasting shapes, values used twice, chains and diamonds."""
     shapes = [FAMILY[rng.integers(len(FAMILY))] for _ in range(int(rng.integers(2, 4)))] + [(4, 4)]
@@ -113,11 +128,8 @@ def random_program(rng: np.random.Generator, k: int) -> Program:
     steps: list[tuple] = []  # (kind, argument indices, params); indices into inputs + earlier results
     value_shapes = list(shapes)
     for _ in range(int(rng.integers(4, 9))):
-        n = len(value_shapes)
-        pick = lambda: int(rng.integers(weight + 1, n) if n > weight + 1 and rng.random() < 0.7  # noqa: E731
-                           else rng.integers(weight))
         kind = ("add", "sub", "mul", "div", "tanh", "exp", "log", "matmul", "sum", "mean")[rng.integers(10)]
-        a, b = pick(), pick()
+        a, b = _pick(rng, weight, len(value_shapes)), _pick(rng, weight, len(value_shapes))
         if kind == "matmul" and value_shapes[a] not in ((3, 4), (1, 4)):
             kind = "mul"
         params = {}
@@ -127,16 +139,8 @@ def random_program(rng: np.random.Generator, k: int) -> Program:
                 kind, params = "tanh", {}
         if kind == "matmul":
             b = weight
-        result = {"add": lambda: np.broadcast_shapes(value_shapes[a], value_shapes[b]),
-                  "sub": lambda: np.broadcast_shapes(value_shapes[a], value_shapes[b]),
-                  "mul": lambda: np.broadcast_shapes(value_shapes[a], value_shapes[b]),
-                  "div": lambda: np.broadcast_shapes(value_shapes[a], value_shapes[b]),
-                  "matmul": lambda: value_shapes[a],
-                  "sum": lambda: np.sum(np.zeros(value_shapes[a]), **params).shape,
-                  "mean": lambda: np.sum(np.zeros(value_shapes[a]), **params).shape}.get(
-                      kind, lambda: value_shapes[a])()
         steps.append((kind, (a, b), params))
-        value_shapes.append(tuple(result))
+        value_shapes.append(_result_shape(kind, value_shapes[a], value_shapes[b], params))
 
     def run(o, xs):
         values = list(xs)

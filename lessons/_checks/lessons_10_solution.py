@@ -13,6 +13,7 @@ class Value:
     def __init__(self, value, name=None):
         self.value = np.asarray(value, dtype=float)
         self.name, self.grad = name, None
+        self._prev, self._op, self._record = (), "", None
 
     shape = property(lambda self: self.value.shape)
     T = property(lambda self: transpose(self))

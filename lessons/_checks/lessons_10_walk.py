@@ -141,14 +141,15 @@ def _one_program(walk, ns, program, arrays, graph) -> str | None:
     if getattr(target, "grad", None) is None:
         return f"{where}: the target's .grad is None: the walk starts from ones shaped like the target."
     got = _grads(values)
-    for i, (g, e, n) in enumerate(zip(got, engine, numeric)):
+    for i, (g, e) in enumerate(zip(got, engine)):
         if e is None:
             continue
         if g is None:
             return (f"{where}: input {i + 1} has no .grad: set .grad on every value the walk reaches (the "
                     "sum of the contributions it received).")
         if g.shape != e.shape:
-            return f"{where}: input {i + 1}'s gradient has shape {g.shape} for a value of shape {e.shape}: {UNBROADCAST}"
+            return (f"{where}: input {i + 1}'s gradient has shape {g.shape} for a value of shape {e.shape}: "
+                    f"{UNBROADCAST}")
     if all(e is None or (np.allclose(g, e, rtol=1e-6, atol=1e-8) and np.allclose(g, n, rtol=1e-4, atol=1e-5))
            for g, e, n in zip(got, engine, numeric)):
         return None
@@ -190,8 +191,8 @@ FUNCTIONS = [("log(x·x)", lambda o, x: o.log(o.mul(x, x)), lambda x: eg.log(x *
              ("x·x·x", lambda o, x: o.mul(o.mul(x, x), x), lambda x: x * x * x)]
 
 
-SECOND_MISSING = ("second derivative is missing: the outer tape must record the first walk (run it inside the "
-                  "outer `with`), then walk the outer tape from the first derivative.")
+SECOND_MISSING = ("second derivative is missing: the outer tape must record the first walk (run it inside "
+                  "the outer `with`), then walk the outer tape from the first derivative.")
 
 
 def _judge_second(answer: Any) -> str | None:
