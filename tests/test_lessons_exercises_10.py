@@ -22,9 +22,10 @@ ANSWER = {"value": "Value", "tape": "Tape", "primitive": "primitive", "arithmeti
 ORDER = list(ANSWER)
 
 
-def engine(replace: dict[str, str] | None = None) -> dict:
-    """The learner's namespace after running every cell in order (``replace``: cells written otherwise)."""
-    ns: dict = {"np": np}
+def engine(replace: dict[str, str] | None = None, extra: dict | None = None) -> dict:
+    """The learner's namespace after running every cell in order (``replace``: cells written otherwise;
+    ``extra``: more names in the namespace)."""
+    ns: dict = {"np": np, **(extra or {})}
     for name in ORDER:
         exec((replace or {}).get(name, reference(name)), ns)  # noqa: S102  (the lesson's cells, as text)
     return ns
