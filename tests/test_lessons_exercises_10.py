@@ -11,9 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.lesson10_variants import VARIANTS, reference
 from tests.test_lessons_exercises import CASES, Case, checks
+
+random_program = checks.lessons_10_programs.random_program
+_one_program = checks.lessons_10_walk._one_program
 
 #: exercise → the name its cell defines and the check receives.
 ANSWER = {"value": "Value", "tape": "Tape", "primitive": "primitive", "arithmetic": "add",
@@ -84,3 +89,32 @@ def test_the_aliasing_trap_really_corrupts_the_gradient():
 def test_no_fallback_on_the_course_solution_is_left():
     """The old `adopt` (which handed the course's solution to a learner whose answer failed) is gone."""
     assert not hasattr(checks.lessons_10, "REFERENCE") and not hasattr(checks.lessons_10, "adopt")
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), graph=st.booleans())
+def test_the_reference_walks_equal_eg_on_random_programs(seed, graph):
+    """Differential: the course's engine (the learner's, once finished), walked by the tape or by
+    micrograd's topological order, gives eg's gradients and the finite differences on any random program
+    of the walk check (broadcasting, reuse, chains, every op); None means the check found nothing."""
+    rng = np.random.default_rng(seed)
+    program = random_program(rng, 0)
+    arrays = [rng.normal(size=s) for s in program.shapes]
+    ns = engine()
+    walk = ns["backward_graph"] if graph else ns["backward"]
+    assert _one_program(walk, ns, program, arrays, graph) is None
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_the_aliasing_walk_is_named_on_every_program_where_it_is_wrong(seed):
+    """Whenever the in-place walk gets a random program wrong, the check names the aliasing, not
+    something else."""
+    from tests.lesson10_variants import ALIASING_WALK
+
+    rng = np.random.default_rng(seed)
+    program = random_program(rng, 0)
+    arrays = [rng.normal(size=s) for s in program.shapes]
+    ns = engine({"walk": ALIASING_WALK})
+    problem = _one_program(ns["backward"], ns, program, arrays, graph=False)
+    assert problem is None or "changed in place" in problem, problem
