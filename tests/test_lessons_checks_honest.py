@@ -540,6 +540,25 @@ def arithmetic_vjp_array_like() -> Any:
 
 ADVERSARIAL.update({("10", name): [("never returns", lambda name=name: forever_10(name), FOREVER_FRAGMENT,
                                      True)] for name in ANSWER_10})
+ADVERSARIAL[("07", "xent_backward")] = [
+    ("the engine's own gradient", lambda: xent_backward_by_engine, "engine Tensor", True),
+    ("__array__ object", lambda: lambda z, y: ArrayLike(z * 0), "NumPy array", True),
+    ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
+]
+ADVERSARIAL[("07", "max_pool_vjp")] = [
+    ("__array__ object", lambda: lambda g, x, k: ArrayLike(x * 0), "NumPy array", True),
+    ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
+]
+
+
+def xent_backward_by_engine(logits, labels):  # asks the engine instead of writing the backward
+    z = eg.constant(logits)
+    with eg.GradientTape() as tape:
+        tape.watch(z)
+        loss = eg.mean(eg.nn.softmax_cross_entropy(eg.constant(labels), z))
+    return tape.gradient(loss, z)
+
+
 ADVERSARIAL[("10", "arithmetic")] += [
     ("the engine's own gradient", arithmetic_vjp_by_engine, "not a Value", True),
     ("__array__ objects", arithmetic_vjp_array_like, "not a Value", True),

@@ -10,7 +10,9 @@ For lesson authors: register each exercise in your lesson's module of this packa
 (``lessons_01_03.py``, ``lessons_04_06.py``, ``lessons_07_08.py``, ``lessons_09.py``,
 ``lessons_10.py``, ``making.py`` for the making exercises of lessons 02 and 04,
 ``making_primitive.py`` for lesson 03's, ``making_steps.py`` for those of lessons 05 to 07,
-``backward_by_hand.py`` for lesson 07's backward passes; a new one is
+``backward_by_hand.py`` for lesson 07's backward passes, ``lessons_10*.py`` for lesson 10's engine
+(``progress.py``: a ``check`` that remembers, and ``needs`` for the cells that use the learner's parts); a
+new one is
 imported below), under the lesson's two-digit number and a short exercise name that the notebook uses.
 The machinery: ``registry.py`` (`register`, `evaluate`, `check`, `checker`), ``timelimit.py``,
 ``forbidden.py`` (calls to a forbidden built-in), ``plain.py`` (plain values), ``compare.py`` (the
