@@ -541,7 +541,7 @@ def arithmetic_vjp_array_like() -> Any:
 ADVERSARIAL.update({("10", name): [("never returns", lambda name=name: forever_10(name), FOREVER_FRAGMENT,
                                      True)] for name in ANSWER_10})
 ADVERSARIAL[("07", "xent_backward")] = [
-    ("the engine's own gradient", lambda: xent_backward_by_engine, "engine Tensor", True),
+    ("the engine's own gradient", lambda: xent_backward_by_engine, "asks the engine", True),
     ("__array__ object", lambda: lambda z, y: ArrayLike(z * 0), "NumPy array", True),
     ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
 ]
