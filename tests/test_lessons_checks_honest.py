@@ -38,6 +38,9 @@ acc_right = checks.EXERCISES["07", "accuracy"].reference
 names_right = checks.EXERCISES["09", "gradient_names"].reference
 GradientAccumulator = checks.EXERCISES["06", "accumulator"].reference
 clip_by_global_norm_by_hand = checks.EXERCISES["05", "global_clip_by_hand"].reference
+from tests.test_lessons_exercises_10 import ANSWER as ANSWER_10
+from tests.test_lessons_exercises_10 import engine as engine_10
+from tests.test_lessons_exercises_10 import reference as reference_10
 
 # ---- answers that only look right ------------------------------------------------------------------
 
@@ -422,22 +425,6 @@ ADVERSARIAL: dict[tuple[str, str], list[Adversary]] = {
     ("09", "leaky_relu"): [
         ("never returns (while tracing)", lambda: runs_forever, FOREVER_FRAGMENT, True),
     ],
-    ("10", "multiply_vjp"): [
-        ("the engine's own gradient", lambda: multiply_vjp_by_engine, "engine Tensor", True),
-        ("tuple subclass", lambda: multiply_vjp_short_tuple, "return a tuple", True),
-        ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
-    ],
-    ("10", "matmul_vjp"): [
-        ("__array__ objects", lambda: matmul_vjp_array_like, "give a NumPy array", True),
-        ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
-    ],
-    ("10", "tanh_vjp"): [
-        ("the engine's own gradient", lambda: tanh_vjp_by_engine, "engine Tensor", True),
-        ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
-    ],
-    ("10", "backward"): [
-        ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
-    ],
     ("02", "mse_grads"): [
         ("__array__ objects", lambda: lambda x, y, w, b: (ArrayLike(w), ArrayLike(b)), "of type ArrayLike",
          True),
@@ -520,27 +507,68 @@ def train_step_liar_loss(model, optimizer, x, y):
 def train_step_via_module(model, optimizer, x, y):
     return engine.training.train_step(model, optimizer, x, y)[0]
 
-# ---- lesson 10: VJPs must be the learner's own, in NumPy ------------------------------------------
+# ---- lesson 10: the learner's whole engine, one part replaced ----------------------------------------
+
+_LOOP = "end = time.monotonic() + 60\nwhile time.monotonic() < end:\n    pass\n"
 
 
-def multiply_vjp_by_engine(g, a, b, y):  # asks the engine for the gradient instead of writing it
-    xa, xb = eg.constant(a), eg.constant(b)
+def _indented(text: str, spaces: int) -> str:
+    return "".join(" " * spaces + line + "\n" for line in text.splitlines())
+
+
+def forever_10(name: str) -> Any:
+    """The learner's engine whose part ``name`` never returns (its class's constructor or its function)."""
+    answer = ANSWER_10[name]
+    if name in ("value", "tape"):
+        loop = (f"class {answer}:\n    active = []\n\n    def __init__(self, *args, **kwargs):\n"
+                + _indented(_LOOP, 8))
+    elif name == "primitive":  # the later cells call it while they are run: the op it makes loops
+        loop = "def primitive(*args, **kwargs):\n    def op(*args, **kwargs):\n" + _indented(_LOOP, 8) + (
+            "    return op\n")
+    else:
+        loop = f"def {answer}(*args, **kwargs):\n" + _indented(_LOOP, 4)
+    return engine_10({name: "import time\n" + reference_10(name) + "\n\n" + loop})[answer]
+
+
+def arithmetic_vjp_by_engine() -> Any:
+    """multiply's VJP asks the engine for the gradient (Tensors) instead of computing it."""
+    wrong = reference_10("arithmetic").replace(
+        "return g * b, g * a", "return eg.constant(g.value * b.value), eg.constant(g.value * a.value)")
+    return engine_10({"arithmetic": "import engine as eg\n" + wrong})["add"]
+
+
+def arithmetic_vjp_array_like() -> Any:
+    wrong = reference_10("arithmetic").replace("return g * b, g * a",
+                                               "return ArrayLike(g * b), ArrayLike(g * a)")
+    ns = {"ArrayLike": ArrayLike}
+    return engine_10({"arithmetic": wrong}, ns)["add"]
+
+
+ADVERSARIAL.update({("10", name): [("never returns", lambda name=name: forever_10(name), FOREVER_FRAGMENT,
+                                     True)] for name in ANSWER_10})
+ADVERSARIAL[("07", "xent_backward")] = [
+    ("the engine's own gradient", lambda: xent_backward_by_engine, "asks the engine", True),
+    ("__array__ object", lambda: lambda z, y: ArrayLike(z * 0), "NumPy array", True),
+    ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
+]
+ADVERSARIAL[("07", "max_pool_vjp")] = [
+    ("__array__ object", lambda: lambda g, x, k: ArrayLike(x * 0), "NumPy array", True),
+    ("never returns", lambda: runs_forever, FOREVER_FRAGMENT, True),
+]
+
+
+def xent_backward_by_engine(logits, labels):  # asks the engine instead of writing the backward
+    z = eg.constant(logits)
     with eg.GradientTape() as tape:
-        tape.watch([xa, xb])
-        out = xa * xb
-    return tuple(tape.gradient(out, [xa, xb], output_gradients=eg.constant(g)))
+        tape.watch(z)
+        loss = eg.mean(eg.nn.softmax_cross_entropy(eg.constant(labels), z))
+    return tape.gradient(loss, z)
 
 
-def multiply_vjp_short_tuple(g, a, b, y):
-    return ShortTuple((g * b, g * a))
-
-
-def matmul_vjp_array_like(g, a, b, y):
-    return ArrayLike(g @ b.T), ArrayLike(a.T @ g)
-
-
-def tanh_vjp_by_engine(g, x, y):
-    return (eg.constant(g) * (1 - eg.tanh(eg.constant(x)) ** 2),)
+ADVERSARIAL[("10", "arithmetic")] += [
+    ("the engine's own gradient", arithmetic_vjp_by_engine, "not a Value", True),
+    ("__array__ objects", arithmetic_vjp_array_like, "not a Value", True),
+]
 
 
 ROWS = [(key, label, build, fragment)

@@ -392,7 +392,7 @@ def test_each_exercise_is_used_in_its_lesson(key):
     notebooks = sorted(LESSONS.glob(f"{lesson}_*.ipynb"))
     assert notebooks, f"no notebook lessons/{lesson}_*.ipynb for exercise {name!r}"
     code = _code_of(notebooks[0])
-    assert f'checker("{lesson}")' in code or f"checker('{lesson}')" in code
+    assert any(f"{how}({q}{lesson}{q})" in code for how in ("checker", "progress") for q in "\"'")
     assert f'"{name}"' in code or f"'{name}'" in code, f"{notebooks[0].name} never checks {name!r}"
 
 

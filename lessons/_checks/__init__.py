@@ -13,9 +13,11 @@ assignments run the same checks (`evaluate`, the programmatic entry point) on a 
 For lesson authors: register each exercise in your lesson's module of this package
 (``lessons_01_03.py``, ``lessons_04_06.py``, ``lessons_06b.py``, ``lessons_07_08.py``,
 ``lessons_09.py``, ``lessons_10.py``, ``making.py`` for the making exercises of lessons 02 and 04,
-``making_primitive.py`` for lesson 03's, ``making_steps.py`` for those of lessons 05 to 07; a new one is
-imported below), under the lesson's number (two digits; ``"06b"`` for the lesson between 06 and 07)
-and a short exercise name that the notebook uses.
+``making_primitive.py`` for lesson 03's, ``making_steps.py`` for those of lessons 05 to 07,
+``backward_by_hand.py`` for lesson 07's backward passes, ``lessons_10*.py`` for lesson 10's engine
+(``progress.py``: a ``check`` that remembers, and ``needs`` for the cells that use the learner's parts);
+a new one is imported below), under the lesson's number (two digits; ``"06b"`` for the lesson between
+06 and 07) and a short exercise name that the notebook uses.
 The machinery: ``registry.py`` (`register`, `evaluate`, `check`, `checker`, `hint`), ``timelimit.py``,
 ``forbidden.py`` (calls to a forbidden built-in), ``plain.py`` (plain values), ``compare.py`` (the
 value judge `close_to`), ``through.py`` (a gradient through an engine-op answer) and ``seal.py``.
@@ -99,6 +101,7 @@ import sys
 import numpy as np
 
 from . import (  # noqa: F401 (they register)
+    backward_by_hand,
     lessons_01_03,
     lessons_04_06,
     lessons_06b,
@@ -108,6 +111,7 @@ from . import (  # noqa: F401 (they register)
     making,
     making_primitive,
     making_steps,
+    progress,
     registry,
 )
 from .compare import Judge, _compare, _compare_numbers, close_to  # noqa: F401 (the helpers: as before)
