@@ -31,6 +31,9 @@ import engine.nn.losses
 import engine.training
 from tests.test_lessons_exercises import CASES, checks
 from tests.test_lessons_exercises_0406 import _global_clip
+from tests.test_lessons_exercises_10 import ANSWER as ANSWER_10
+from tests.test_lessons_exercises_10 import engine as engine_10
+from tests.test_lessons_exercises_10 import reference as reference_10
 
 # The course's answers, from their registrations (the one source of truth).
 rows_right = checks.EXERCISES["05", "clip_rows"].reference
@@ -38,9 +41,6 @@ acc_right = checks.EXERCISES["07", "accuracy"].reference
 names_right = checks.EXERCISES["09", "gradient_names"].reference
 GradientAccumulator = checks.EXERCISES["06", "accumulator"].reference
 clip_by_global_norm_by_hand = checks.EXERCISES["05", "global_clip_by_hand"].reference
-from tests.test_lessons_exercises_10 import ANSWER as ANSWER_10
-from tests.test_lessons_exercises_10 import engine as engine_10
-from tests.test_lessons_exercises_10 import reference as reference_10
 
 # ---- answers that only look right ------------------------------------------------------------------
 
