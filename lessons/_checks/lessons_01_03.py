@@ -92,8 +92,28 @@ def _judge_sgd_step(answer: Any) -> str | None:
     if all(np.allclose(a, b - g) for a, b, g in zip(after, before, grads)):
         return "the step ignores the learning rate."
     if all(np.allclose(a, b - lr * g, rtol=1e-6, atol=1e-7) for a, b, g in zip(after, before, grads)):
-        return None
+        return _sgd_step_again(answer)
     return "the variables changed, but not by the learning rate times their gradient."
+
+
+def _sgd_step_again(answer: Any) -> str | None:
+    """A second call: random float64 variables and gradients, another learning rate."""
+    rng = np.random.default_rng(2)
+    start = [rng.normal(size=(3, 2)), rng.normal(size=(4,))]
+    variables = [eg.Variable(s) for s in start]
+    grads = [eg.constant(rng.normal(size=s.shape)) for s in start]
+    with _calls_to("apply_gradients") as called:
+        try:
+            answer(list(zip(grads, variables)), 0.05)
+        except Exception as exc:
+            return f"a second call, with float64 variables, raised {type(exc).__name__}: {exc}."
+    if called:
+        return _refusal(called, "the exercise is to write the step yourself, one assign_sub per pair.")
+    for v, s, g in zip(variables, start, grads):
+        if v.dtype != np.float64 or not np.allclose(v.numpy(), s - 0.05 * g.numpy(), rtol=1e-12, atol=1e-12):
+            return ("a second call, with float64 variables of other shapes and a learning rate of 0.05, did "
+                    "not step each variable by the learning rate times its gradient.")
+    return None
 
 
 def _judge_sse(answer: Any) -> str | None:

@@ -344,6 +344,9 @@ def _combine_keeps(answer: Any, rng: np.random.Generator) -> str | None:
     return None
 
 
+_WORKERS_CHANGED = "it changed the workers' gradients in place: average them into new arrays."
+
+
 def _judge_server_step(answer: Any) -> str | None:
     a = eg.Variable(np.array([1.0, 2.0]), name="a")
     b = eg.Variable(np.array([[3.0]]), name="b")
@@ -351,11 +354,14 @@ def _judge_server_step(answer: Any) -> str | None:
     worker_gradients = [[np.array([1.0, 0.0]), np.array([[2.0]])],
                         [np.array([3.0, -2.0]), np.array([[0.0]])],
                         [np.array([2.0, 2.0]), np.array([[4.0]])]]
+    sent = [[g.copy() for g in w] for w in worker_gradients]
     try:
-        answer(opt, [a, b], worker_gradients)
+        answer(opt, [a, b], sent)
     except Exception as exc:
         return (f"calling server_step(optimizer, [a, b], gradients of 3 workers) raised "
                 f"{type(exc).__name__}: {exc}.")
+    if any(not np.array_equal(x, y) for w, s in zip(worker_gradients, sent) for x, y in zip(w, s)):
+        return _WORKERS_CHANGED
     if type(opt.iterations) is not int:
         return "the optimizer's step count is no longer a plain int: leave the optimizer's fields alone."
     if opt.iterations == 0:
@@ -372,8 +378,28 @@ def _judge_server_step(answer: Any) -> str | None:
     mean_b = np.mean([w[1] for w in worker_gradients], axis=0)
     if np.allclose(got_a, 1.0 * np.array([1.0, 2.0]) - 0.5 * mean_a) and \
             np.allclose(got_b, np.array([[3.0]]) - 0.5 * mean_b):
-        return None
+        return _server_step_again(answer)
     return "the variables changed, but not by the workers' averaged gradients."
+
+
+def _server_step_again(answer: Any) -> str | None:
+    """A second call: four workers, random gradients, another learning rate; theirs stay untouched."""
+    rng = np.random.default_rng(6)
+    start = [rng.normal(size=(2, 3)), rng.normal(size=(5,))]
+    variables = [eg.Variable(s) for s in start]
+    workers = [[rng.normal(size=s.shape) for s in start] for _ in range(4)]
+    sent = [[g.copy() for g in w] for w in workers]
+    try:
+        answer(eg.optimizers.SGD(learning_rate=0.2), variables, sent)
+    except Exception as exc:
+        return f"a second call, with four workers, raised {type(exc).__name__}: {exc}."
+    if any(not np.array_equal(a, b) for w, s in zip(workers, sent) for a, b in zip(w, s)):
+        return _WORKERS_CHANGED
+    for k, (v, s) in enumerate(zip(variables, start)):
+        mean = np.mean([w[k] for w in workers], axis=0)
+        if not np.allclose(v.numpy(), s - 0.2 * mean, rtol=1e-9, atol=1e-12):
+            return "with four workers and a learning rate of 0.2 the step is not the workers' mean."
+    return None
 
 
 def _combine(gradients: Any, sizes: Any) -> Any:

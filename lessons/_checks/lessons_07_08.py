@@ -43,6 +43,9 @@ def _judge_cross_entropy(answer: Any) -> str | None:
         (np.eye(3, dtype=np.float32)[[1, 0]],
          np.array([[250.0, 0.0, -80.0], [-300.0, 400.0, 10.0]], np.float32)),
     ]
+    rng = np.random.default_rng(71)  # and random float64 batches of other shapes
+    for n, classes in ((5, 7), (1, 2)):
+        cases.append((np.eye(classes)[rng.integers(0, classes, n)], 3.0 * rng.normal(size=(n, classes))))
     for k, (labels, logits) in enumerate(cases):
         y, z = eg.constant(labels), eg.constant(logits)
         with _calls_to("softmax_cross_entropy", "sparse_softmax_cross_entropy", "fused_xent") as used_fused:
@@ -65,6 +68,8 @@ def _judge_cross_entropy(answer: Any) -> str | None:
         if out.shape != (len(labels),):
             return (f"it returns shape {out.shape}; the exercise asks for one loss per example, "
                     f"shape (batch,), not their sum or mean.")
+        if out.dtype != logits.dtype:
+            return f"for {logits.dtype} logits it returns {out.dtype}: keep the logits' dtype."
         z64, y64 = logits.astype(np.float64), labels.astype(np.float64)
         top = z64.max(axis=1, keepdims=True)
         log_p = z64 - (top + np.log(np.exp(z64 - top).sum(axis=1, keepdims=True)))

@@ -60,8 +60,9 @@ def _judge_gradient_names(answer: Any) -> str | None:
 
 def _judge_leaky_relu(answer: Any) -> str | None:
     traced = eg.function(answer)
-    for values in ([-2.0, -0.5, 0.0, 1.5], [3.0, -1.0, 2.0, -4.0]):
-        v = np.array(values, np.float32)
+    drawn = np.random.default_rng(9).normal(size=(3, 4)) * 2.0  # a random float64 matrix: another trace
+    for v in (np.array([-2.0, -0.5, 0.0, 1.5], np.float32), np.array([3.0, -1.0, 2.0, -4.0], np.float32),
+              drawn):
         try:
             y = traced(eg.constant(v))
         except eg.TracingError:
@@ -69,6 +70,8 @@ def _judge_leaky_relu(answer: Any) -> str | None:
                     ".numpy()), which a graph cannot do.")
         if not _is_tensor(y) or y.shape != v.shape:
             return "return a tensor with the shape of x."
+        if y.dtype != v.dtype:
+            return f"for {v.dtype} x it returns {y.dtype}: keep the dtype of x."
         got = y.numpy()
         if np.allclose(got, np.maximum(v, 0)):
             return "negative inputs should be scaled down, not set to zero."

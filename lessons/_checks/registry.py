@@ -151,16 +151,17 @@ def _inner_codes(code: Any) -> list[Any]:
 
 def _untouched(answer: Any) -> bool:
     """A function (or class) still as the lesson's template leaves it: its body only ``...`` (or
-    ``pass``), or every function defined inside it so (a template that builds from inner functions,
-    like lesson 03's make_softsign), or every method of a class so."""
+    ``pass``), or a template that builds from inner functions (lesson 03's make_softsign) with every
+    inner function so and a ``...`` still passed as a value, or every method of a class so."""
     if inspect.isclass(answer):
         methods = [m for m in vars(answer).values() if inspect.isfunction(m)]
         return bool(methods) and all(_untouched(m) for m in methods)
     code = getattr(answer, "__code__", None) if inspect.isfunction(answer) else None
     if code is None or code.co_name == "<lambda>":  # a template is a def; a lambda is an answer
         return False
-    inner = _inner_codes(code)
-    return _empty_code(code) or (bool(inner) and all(_empty_code(c) for c in inner))
+    inner = [c for c in _inner_codes(code) if c.co_name != "<lambda>"]
+    still_dots = any(c is Ellipsis for c in code.co_consts)  # a `...` used as a value (rule=...)
+    return _empty_code(code) or (still_dots and bool(inner) and all(_empty_code(c) for c in inner))
 
 
 def _tries_counter() -> Callable[[tuple[str, str], bool], int]:
