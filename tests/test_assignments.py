@@ -83,6 +83,34 @@ def test_the_release_shows_the_lessons_template(course):
     assert released == template
 
 
+def test_every_assignments_solution_passes_its_own_test_cell(tmp_path, monkeypatch):
+    """For every lesson: each answer cell of the source (the registry's reference, written as code in
+    the lesson's template) passes its locked test cell, run after the lesson's first cell."""
+    import io
+    from contextlib import redirect_stdout
+
+    assert make_assignments.main(["--out", str(tmp_path)]) == 0
+    monkeypatch.chdir(ROOT / "lessons")
+    failed, graded = [], 0
+    for path in sorted(tmp_path.glob("source/ps*/*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        first = next(c.source for c in nb.cells if c.cell_type == "code")
+        answers, tests = graded_cells(nb, "answer"), graded_cells(nb, "test")
+        assert [t.metadata.nbgrader.grade_id for t in tests] == [f"test_{a.metadata.nbgrader.grade_id}"
+                                                                for a in answers]
+        for answer, test in zip(answers, tests, strict=True):
+            namespace = {"__name__": "__main__"}
+            try:
+                with redirect_stdout(io.StringIO()):
+                    for source in (first, answer.source, test.source):
+                        exec(compile(source, path.name, "exec"), namespace)  # noqa: S102
+                graded += 1
+            except Exception as error:  # noqa: BLE001 (collected, reported together)
+                failed.append(f"{path.parent.name} {answer.metadata.nbgrader.grade_id}: {error!r}"[:300])
+    assert not failed, failed
+    assert graded >= 30
+
+
 def submit(course: Path, student: str, nb: nbformat.NotebookNode) -> Path:
     folder = course / "submitted" / student / "ps02"
     shutil.copytree(course / "release/ps02", folder)

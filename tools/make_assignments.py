@@ -119,6 +119,37 @@ def _body_source(defined: Any) -> tuple[list[str], set[str]]:
     return body, modules
 
 
+def _lambda_source(fn: Any) -> str:
+    """The source of a lambda: the one on its first line of its module's source."""
+    module_source = inspect.getsource(inspect.getmodule(fn))
+    on_line = [node for node in ast.walk(ast.parse(module_source))
+               if isinstance(node, ast.Lambda) and node.lineno == fn.__code__.co_firstlineno]
+    if len(on_line) != 1:
+        line = fn.__code__.co_firstlineno
+        raise NoReference(f"its reference uses a lambda that cannot be told apart from others on line {line}")
+    return ast.get_source_segment(module_source, on_line[0])
+
+
+def _value_source(value: Any) -> str:
+    """Python source giving ``value`` in a lesson: a literal, an engine function, or a lambda's text."""
+    engine_names = [name for name, obj in vars(eg).items() if obj is value]
+    if engine_names and callable(value):
+        return f"eg.{engine_names[0]}"
+    if inspect.isfunction(value) and value.__name__ == "<lambda>" and not value.__code__.co_freevars:
+        return _lambda_source(value)
+    return literal(value)
+
+
+def closure_bindings(fn: Any) -> list[str]:
+    """``name = value`` lines for the variables a reference closes over (the course builds several
+    answers from one maker: its answer is the maker's defaults), so that its body runs in a notebook."""
+    code = getattr(fn, "__code__", None)
+    if code is None or not code.co_freevars:
+        return []
+    return [f"{name} = {_value_source(cell.cell_contents)}"
+            for name, cell in zip(code.co_freevars, fn.__closure__, strict=True)]
+
+
 def _region(lines: list[str], indent: str) -> list[str]:
     return [indent + BEGIN, *(indent + line if line else "" for line in lines), indent + END]
 
@@ -151,7 +182,7 @@ def solved_function(template: str, reference: Any, imports: str) -> str:
         first, last = node.body[0].lineno - 1, node.body[-1].end_lineno
         kept_comments = [line for line in lines[first:last] if "#" in line and line.strip().startswith("...")]
         comments = [indent + line.strip().lstrip(". ").strip() for line in kept_comments]
-        lines[first:last] = comments + _region(needed + body, indent)
+        lines[first:last] = comments + _region(needed + closure_bindings(ref) + body, indent)
     return "\n".join(lines)
 
 
