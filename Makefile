@@ -42,8 +42,9 @@ EXTRAS := --extra lessons$(if $(GPU_EXTRA), $(GPU_EXTRA))
 # loses a package. An explicit GPU= syncs exactly, to add or remove CuPy (and switch CUDA versions).
 DEV_INSTALLED := $(wildcard .venv/bin/pytest)
 SYNC_LAB := $(UV) sync --frozen $(EXTRAS)$(if $(DEV_INSTALLED),, --no-dev)$(if $(GPU_CHANGED),, --inexact)
-# The tests: exactly uv.lock's lesson extras, dev group and the chosen GPU extra.
-SYNC_TEST := $(UV) sync --frozen $(EXTRAS)
+# The tests: exactly uv.lock's lesson extras, the grading extra (nbgrader: tests/test_assignments.py),
+# the site extra (Sphinx: the course website's tests), dev group and the chosen GPU extra.
+SYNC_TEST := $(UV) sync --frozen $(EXTRAS) --extra grading --extra site
 RUN := $(UV) run --frozen --no-sync
 
 # JupyterLab rooted at the repository (engine/ and gradviz/ are visible), opening lesson 00, with the
@@ -55,7 +56,7 @@ LAB_SETTINGS := $(REPO)/binder
 LAB := jupyter lab --ServerApp.root_dir=$(REPO) --LabApp.default_url=$(START_URL) \
 	--LabApp.app_settings_dir=$(LAB_SETTINGS) $(LAB_ARGS)
 
-.PHONY: uv lab test test-fast test-fuzz lint html browser-deps bench bench-gpu reset-lessons clean
+.PHONY: uv lab test test-fast test-fuzz lint html assignments browser-deps bench bench-gpu reset-lessons clean
 
 .tools/bin/uv:
 	$(PYTHON) tools/bootstrap_uv.py $(UV_VERSION) .tools
@@ -94,12 +95,23 @@ lint: uv
 reset-lessons:
 	git checkout -- lessons/
 
-# Execute every lesson and export static HTML pages (widget state embedded) into site/. Their scripts
-# (widgets HTML manager, RequireJS, MathJax) go to site/_static/, fetched once with npm into build/npm/.
+# The course website in site/ (tools/build_site.py: Sphinx + myst-nb + sphinx-book-theme, the `site`
+# extra): one page per lesson, each executed by the build, its widgets alive without a kernel, with
+# navigation, search and launch buttons. Their scripts (widgets HTML manager, RequireJS, MathJax) go to
+# site/_static/, fetched once with npm into build/npm/. Launch buttons: GRADLAB_REPOSITORY_URL (else
+# the clone's origin), GRADLAB_JUPYTERHUB_URL (default http://localhost:8000).
 html: uv
-	$(SYNC_TEST)
+	$(UV) sync --frozen --inexact $(EXTRAS) --extra site
 	@$(REMEMBER_GPU)
-	$(RUN) python tools/export_html.py --out site
+	$(RUN) python tools/build_site.py --out site
+
+# The nbgrader course folder assignments/ (nbgrader_config.py, source/psNN/: one assignment per lesson
+# with graded exercises, each an answer cell and a locked test cell running the lesson's checks); then
+# `cd assignments && nbgrader generate_assignment psNN` and so on (README: "Teaching with gradlab").
+assignments: uv
+	$(UV) sync --frozen --inexact $(EXTRAS) --extra grading
+	@$(REMEMBER_GPU)
+	$(RUN) python tools/make_assignments.py --out assignments
 
 # Debian's Chromium for the browser tests (needs root; they skip without it).
 browser-deps:

@@ -63,7 +63,9 @@ def test_lab_is_lean_and_test_is_complete_and_neither_uninstalls_the_other(make)
     assert lab[:3] == ["run", "--frozen", "--no-sync"], "uv run would sync again (with the dev group)"
     done, calls = make("test")
     sync, pytest_run = calls
-    assert extras(sync) == ["lessons"] and "--no-dev" not in sync and "--inexact" not in sync
+    # the tests also need the grading and site extras (nbgrader, Sphinx)
+    assert extras(sync) == ["lessons", "grading", "site"]
+    assert "--no-dev" not in sync and "--inexact" not in sync
     assert pytest_run[-1] == "pytest" and "--no-sync" in pytest_run
 
 
@@ -74,17 +76,18 @@ def test_gpu_choice_is_remembered_until_gpu_0(make):
     assert done.returncode == 0, done.stderr
     assert extras(calls[0]) == ["lessons", "gpu"] and "--inexact" not in calls[0]  # exact: adds CuPy
     assert marker.read_text().strip() == "1"
-    for target in ("test", "lab", "test-fast", "html"):
+    for target, more in (("test", ["grading", "site"]), ("lab", []), ("test-fast", ["grading", "site"]),
+                         ("html", ["site"]), ("assignments", ["grading"])):
         _, calls = make(target)
-        assert extras(calls[0]) == ["lessons", "gpu"], target
+        assert extras(calls[0]) == ["lessons", "gpu", *more], target
     _, calls = make("test", "GPU=cuda13")
-    assert extras(calls[0]) == ["lessons", "gpu-cuda13"]
+    assert extras(calls[0]) == ["lessons", "gpu-cuda13", "grading", "site"]
     assert marker.read_text().strip() == "cuda13"
     done, calls = make("lab", "GPU=0")
     assert extras(calls[0]) == ["lessons"] and "--inexact" not in calls[0]  # exact: removes CuPy
     assert not marker.exists()
     _, calls = make("test")
-    assert extras(calls[0]) == ["lessons"]
+    assert extras(calls[0]) == ["lessons", "grading", "site"]
 
 
 @needs_make

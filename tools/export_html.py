@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
-"""Execute lessons and export them as static HTML pages, with an index page.
+"""Execute notebooks and export them as standalone static HTML pages, with an index page.
 
-    python tools/export_html.py                      # every lessons/*.ipynb into site/
+The course website is built by Sphinx (`make html`, tools/build_site.py). This exporter stays for
+what the site does not do: one notebook as one self-contained page that follows the reader's colour
+scheme and shows each widget's static picture where JavaScript is off (tests/browser/
+test_static_export.py, test_dark_scheme.py).
+
+    python tools/export_html.py --out /tmp/pages     # every lessons/*.ipynb
     python tools/export_html.py lessons/00_start_here.ipynb --out /tmp/site
 
 Each notebook runs top to bottom in a fresh ``python3`` kernel (this interpreter's ipykernel) with
@@ -231,7 +236,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "notebooks", nargs="*", type=Path, help="notebooks to export (default: every lessons/*.ipynb)"
     )
-    parser.add_argument("--out", type=Path, default=ROOT / "site", help="output folder (default: site/)")
+    parser.add_argument("--out", type=Path, default=ROOT / "build" / "pages",
+                        help="output folder (default: build/pages/; the course site is site/)")
     parser.add_argument(
         "--timeout", type=int, default=CELL_TIMEOUT_S, help=f"seconds per cell (default {CELL_TIMEOUT_S})"
     )

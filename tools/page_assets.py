@@ -265,6 +265,11 @@ def amd_bundle(module: str) -> Path | None:
     return None
 
 
+def install_mathjax(out_dir: Path) -> str:
+    """Copy MathJax alone into ``out_dir/_static/mathjax/`` (graded feedback pages); return its URL."""
+    return _install_script(MATHJAX, out_dir / STATIC, "mathjax")
+
+
 def install(out_dir: Path, modules: Iterable[str] = ()) -> Assets:
     """Copy RequireJS, the widgets HTML manager, MathJax and the bundles of the widget ``modules``
     (npm names, as the widget state has them) into ``out_dir/_static/``; return their URLs."""

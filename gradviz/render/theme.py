@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["Palette", "LIGHT", "DARK", "palette", "detect_theme", "graph_css", "themed_graph", "JP_VARS",
-           "css_color", "widget_css"]
+           "css_color", "widget_css", "scheme_css", "DARK_MARKERS"]
 
 
 @dataclass(frozen=True)
@@ -188,31 +188,62 @@ STATUS = {"good": "receive", "bad": "grad_neg", "warn": "variable_border"}
 THEMED_CLASS = "gv-themed"
 
 
+#: where a page is dark though no JupyterLab theme says so, as CSS selectors of an ancestor: Colab's
+#: dark mode, VS Code's dark and high-contrast themes, the course site's dark mode (pydata/book theme)
+DARK_MARKERS = (
+    'html[theme="dark"]',
+    'body[data-vscode-theme-kind="vscode-dark"]',
+    'body[data-vscode-theme-kind="vscode-high-contrast"]',
+    'html[data-theme="dark"]',
+)
+#: the reader's own choice (``prefers-color-scheme: dark``) counts where no front end set a theme
+_NO_THEME_SET = (':root:not([theme]):not([data-theme="light"]) '
+                 'body:not([data-jp-theme-light]):not([data-vscode-theme-kind])')
+
+
+def scheme_css(selector: str, light: str, dark: str, lab_dark: str | None = None) -> str:
+    """CSS that gives ``selector`` the declarations ``light``, and ``dark`` where the page is dark:
+    under JupyterLab's dark theme (``data-jp-theme-light="false"``; ``lab_dark`` there when given:
+    the theme's own variables), a `DARK_MARKERS` front end, or, with no theme set by any front end, a
+    reader whose browser prefers a dark colour scheme.
+
+    >>> css = scheme_css(".x", "color: black", "color: white")
+    >>> '[data-jp-theme-light="false"] .x' in css and "@media (prefers-color-scheme: dark)" in css
+    True
+    """
+    parts = [s.strip() for s in selector.split(",")]
+    lab = ", ".join(f'[data-jp-theme-light="false"] {p}' for p in parts)
+    marked = ", ".join(f"{m} {p}" for m in DARK_MARKERS for p in parts)
+    preferred = ", ".join(f"{_NO_THEME_SET} {p}" for p in parts)
+    return (f"{selector} {{ {light}; }}\n{lab} {{ {lab_dark or dark}; }}\n{marked} {{ {dark}; }}\n"
+            f"@media (prefers-color-scheme: dark) {{ {preferred} {{ {dark}; }} }}\n")
+
+
 def graph_css() -> str:
     """The CSS that re-colours a graph drawn in the light palette (`themed_graph`): each light colour,
     wherever an element's ``fill`` / ``stroke`` attribute has it, becomes ``var(--gv-ROLE)``, which
     is the JupyterLab variable of `JP_VARS` (light colour as fallback) or the light colour, and the
-    dark palette's colour under JupyterLab's dark theme (``data-jp-theme-light="false"``). CSS beats
-    presentation attributes, so highlights set later (in Python or in the browser) follow too.
+    dark palette's colour where the page is dark (`scheme_css`: JupyterLab's dark theme, else the
+    reader's or the front end's dark scheme). CSS beats presentation attributes, so highlights set
+    later (in Python or in the browser) follow too.
 
     >>> css = graph_css()
     >>> "--gv-variable-fill: #fff3d1" in css and '[fill="#fff3d1" i]' in css
     True
     """
-    light, dark, rules = [], [], []
+    light, dark, lab_dark, rules = [], [], [], []
     for role in _THEMED_ROLES:
         value = getattr(LIGHT, role).lower()
         var = _var(role)
         jp = JP_VARS.get(role)
         light.append(f"{var}: var({jp}, {value})" if jp else f"{var}: {value}")
-        if not jp:
-            dark.append(f"{var}: {getattr(DARK, role).lower()}")
+        dark.append(f"{var}: {getattr(DARK, role).lower()}")
+        if not jp:  # under JupyterLab's dark theme its own variables give the others
+            lab_dark.append(dark[-1])
         for attr in ("fill", "stroke"):
             rules.append(f'svg.{THEMED_CLASS} [{attr}="{value}" i] {{ {attr}: var({var}); }}')
-    return (
-        f"svg.{THEMED_CLASS} {{ {'; '.join(light)}; }}\n"
-        f'[data-jp-theme-light="false"] svg.{THEMED_CLASS} {{ {"; ".join(dark)}; }}\n' + "\n".join(rules)
-    )
+    css = scheme_css(f"svg.{THEMED_CLASS}", "; ".join(light), "; ".join(dark), "; ".join(lab_dark))
+    return css + "\n".join(rules)
 
 
 def _var(role: str) -> str:
@@ -269,14 +300,27 @@ def css_color(status: str) -> str:
     return f"var(--gv-{status}, {getattr(LIGHT, STATUS[status])})"
 
 
+#: the widgets' own colours (text, quieter text, background, lines) → the palette roles they take
+WIDGET_ROLES = {"text": "text", "muted": "muted", "background": "background", "border": "border"}
+
+
 def widget_css() -> str:
-    """The CSS the widgets' front ends add to their style: the `css_color` variables, dark under
-    JupyterLab's dark theme.
+    """The CSS the widgets' front ends add to their style: the `css_color` variables and the widget's
+    text, background and line colours (``--gv-ui-*``), JupyterLab's where it has them, dark where the
+    page is dark (`scheme_css`).
 
     >>> "--gv-good: #56d364" in widget_css()
     True
     """
-    light = "; ".join(f"--gv-{k}: {getattr(LIGHT, role)}" for k, role in STATUS.items())
-    dark = "; ".join(f"--gv-{k}: {getattr(DARK, role)}" for k, role in STATUS.items())
-    return f".gradviz, .gv-root {{ {light}; }}\n[data-jp-theme-light=\"false\"] .gradviz, " \
-           f"[data-jp-theme-light=\"false\"] .gv-root {{ {dark}; }}\n"
+    def declarations(pal: Palette, follow_lab: bool) -> str:
+        out = [f"--gv-{k}: {getattr(pal, role)}" for k, role in STATUS.items()]
+        for name, role in WIDGET_ROLES.items():
+            jp = JP_VARS.get(role) if follow_lab else None
+            out.append(f"--gv-ui-{name}: var({jp}, {getattr(pal, role)})" if jp
+                       else f"--gv-ui-{name}: {getattr(pal, role)}")
+        return "; ".join(out)
+
+    roots = ".gradviz, .gv-root"
+    colours = f"{roots} {{ background: var(--gv-ui-background); color: var(--gv-ui-text); }}\n"
+    dark, lab_dark = declarations(DARK, False), declarations(DARK, True)
+    return scheme_css(roots, declarations(LIGHT, True), dark, lab_dark) + colours

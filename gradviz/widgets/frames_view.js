@@ -15,25 +15,25 @@
 
 const STYLE = `
 .gvf-root { font-family: var(--jp-ui-font-family, sans-serif); font-size: 13px;
-  color: var(--jp-ui-font-color1, #1f2328); }
+  color: var(--gv-ui-text, var(--jp-ui-font-color1, #1f2328)); }
 .gvf-title { font-weight: 600; margin: 2px 0 6px; }
 .gvf-controls { display: flex; flex-wrap: wrap; gap: 6px 16px; align-items: center; margin-bottom: 6px; }
 .gvf-control { display: inline-flex; gap: 6px; align-items: center; }
 .gvf-control input[type=range] { width: 180px; }
-.gvf-value { min-width: 4em; font-variant-numeric: tabular-nums; color: var(--jp-ui-font-color2, #57606a); }
+.gvf-value { min-width: 4em; font-variant-numeric: tabular-nums; color: var(--gv-ui-muted, var(--jp-ui-font-color2, #57606a)); }
 .gvf-control select, .gvf-control button { font: inherit; color: inherit;
-  background: var(--jp-layout-color1, #fff); border: 1px solid var(--jp-border-color1, #bbb);
+  background: var(--gv-ui-background, var(--jp-layout-color1, #fff)); border: 1px solid var(--gv-ui-border, var(--jp-border-color1, #bbb));
   border-radius: 3px; padding: 1px 6px; }
 .gvf-picture svg { max-width: 100%; height: auto; display: block; }
 .gvf-picture.gv-zoomable { max-height: 640px; }
 .gvf-panel { margin-top: 4px; }
 .gvf-details:empty { display: none; }
-.gvf-details { margin-top: 4px; padding-top: 4px; border-top: 1px solid var(--jp-border-color2, #d0d7de); }
+.gvf-details { margin-top: 4px; padding-top: 4px; border-top: 1px solid var(--gv-ui-border, var(--jp-border-color2, #d0d7de)); }
 .gvf-details pre { white-space: pre; overflow-x: auto; font-size: 12px; }
 .gvf-picture g.node, .gvf-picture g.cluster { cursor: pointer; }
 .gvf-panel table { border-collapse: collapse; }
 .gvf-panel td, .gvf-panel th { padding: 1px 8px 1px 0; text-align: left; vertical-align: top; }
-.gvf-note { font-size: 11px; color: var(--jp-ui-font-color2, #57606a); }
+.gvf-note { font-size: 11px; color: var(--gv-ui-muted, var(--jp-ui-font-color2, #57606a)); }
 `;
 
 const SVG_NS = "http://www.w3.org/2000/svg";

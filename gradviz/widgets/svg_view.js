@@ -10,12 +10,12 @@
 
 const STYLE = `
 .gv-root { display: flex; gap: 12px; align-items: flex-start; font-family: var(--jp-ui-font-family, sans-serif);
-  font-size: 13px; color: var(--jp-ui-font-color1, #1f2328); }
+  font-size: 13px; color: var(--gv-ui-text, var(--jp-ui-font-color1, #1f2328)); }
 .gv-main { flex: 1 1 auto; min-width: 0; }
 .gv-svg { max-height: var(--gv-max-height, 640px); }
 .gv-svg g.node, .gv-svg g.cluster { cursor: pointer; }
 .gv-side { flex: 0 0 300px; max-height: var(--gv-max-height, 640px); overflow: auto; padding: 6px 10px;
-  border-left: 1px solid var(--jp-border-color2, #d0d7de); }
+  border-left: 1px solid var(--gv-ui-border, var(--jp-border-color2, #d0d7de)); }
 .gv-side:empty { display: none; }
 .gv-side pre { white-space: pre; overflow-x: auto; margin: 2px 0; font-size: 12px; }
 .gv-side table { border-collapse: collapse; }

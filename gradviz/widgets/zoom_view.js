@@ -7,16 +7,16 @@
 
 const ZOOM_STYLE = `
 .gv-tools { display: flex; gap: 4px; align-items: center; margin-bottom: 4px; font-size: 12px; }
-.gv-tools button { font: inherit; color: inherit; background: var(--jp-layout-color1, #fff);
-  border: 1px solid var(--jp-border-color1, #bbb); border-radius: 3px; padding: 0 7px; cursor: pointer; }
+.gv-tools button { font: inherit; color: inherit; background: var(--gv-ui-background, var(--jp-layout-color1, #fff));
+  border: 1px solid var(--gv-ui-border, var(--jp-border-color1, #bbb)); border-radius: 3px; padding: 0 7px; cursor: pointer; }
 .gv-tools button:disabled { opacity: .45; cursor: default; }
-.gv-minimap { position: relative; margin-left: auto; border: 1px solid var(--jp-border-color2, #d0d7de);
-  background: var(--jp-layout-color1, #fff); cursor: pointer; line-height: 0; }
+.gv-minimap { position: relative; margin-left: auto; border: 1px solid var(--gv-ui-border, var(--jp-border-color2, #d0d7de));
+  background: var(--gv-ui-background, var(--jp-layout-color1, #fff)); cursor: pointer; line-height: 0; }
 .gv-minimap[hidden] { display: none; }
 .gv-minimap img { display: block; width: 100%; height: 100%; opacity: .85; }
 .gv-minimap .gv-minimap-frame { position: absolute; border: 1.5px solid var(--jp-brand-color1, #1976d2);
   background: rgba(25, 118, 210, .08); pointer-events: none; }
-.gv-tools .gv-zoom-level { min-width: 3.5em; color: var(--jp-ui-font-color1, #1f2328); opacity: .8; }
+.gv-tools .gv-zoom-level { min-width: 3.5em; color: var(--gv-ui-text, var(--jp-ui-font-color1, #1f2328)); opacity: .8; }
 .gv-zoomable { overflow: auto; cursor: grab; }
 .gv-zoomable.gv-dragging { cursor: grabbing; user-select: none; }
 .gv-zoomable svg { display: block; max-width: none !important; }

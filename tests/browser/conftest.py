@@ -251,3 +251,22 @@ def lab_page(browser: Any, jupyter_server: JupyterServer, request: pytest.Fixtur
     finally:
         context.close()
         jupyter_server.shutdown_kernels()
+
+
+@pytest.fixture(scope="session")
+def course_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The course website (`make html`: tools/build_site.py, Sphinx + myst-nb, every lesson executed),
+    built once per test session into a temporary folder and shared by the tests that open it.
+    GRADLAB_SITE=folder uses a site already built there instead (to iterate on these tests)."""
+    if prebuilt := os.environ.get("GRADLAB_SITE"):
+        return Path(prebuilt)
+    sys.path.insert(0, str(ROOT / "tools"))
+    from page_assets import unavailable  # (tools/ is not a package)
+
+    if reason := unavailable():
+        pytest.skip(f"cannot build the course site here: {reason}")
+    out = tmp_path_factory.mktemp("course-site")
+    env = {**os.environ, "GRADLAB_REPOSITORY_URL": "https://github.com/gradlab-tests/gradlab"}
+    subprocess.run([sys.executable, str(ROOT / "tools" / "build_site.py"), "--out", str(out / "site"),
+                    "--src", str(out / "src")], check=True, timeout=2400, env=env)
+    return out / "site"

@@ -1,16 +1,15 @@
-"""Every lesson exported by tools/export_html.py (as `make html` does), opened from disk with no kernel
-and no network: each kernel-free gradviz widget (``[data-gv-widget]``) has every control moved, and
+"""Every lesson's page of the course website (`make html`: Sphinx + myst-nb, built once per session by
+the ``course_site`` fixture), opened from disk with no kernel and no network: each kernel-free gradviz
+widget (``[data-gv-widget]``) has every control moved, and
 each move changes the widget's picture or panel; no JavaScript error; each page within its 3 MB
 budget. (How fast a control answers is measured by bench/widgets_bench.py; a test asserts no time.)
 Each kernel-free widget is screenshotted in a light and a dark page (JupyterLab's theme variables)
 into artifacts/screenshots/export_<lesson>_<kind>_<theme>.png. Every widget of the lessons is kernel-free
-(gv.descent too); a lesson is exported when its test first needs it (``-k 04`` exports lesson 04 only).
+(gv.descent too).
 """
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,9 +17,6 @@ from typing import Any
 import pytest
 from browser_helpers import ROOT, SCREENSHOTS
 from frames_controls import move_every_control
-
-sys.path.insert(0, str(ROOT / "tools"))
-from page_assets import unavailable  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -34,23 +30,9 @@ DARK = """:root { --jp-layout-color0: #111111; --jp-layout-color1: #212121; --jp
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path], Path]:
-    """The exported page of a lesson (exported into one temporary folder when first asked for)."""
-    if reason := unavailable():
-        pytest.skip(f"cannot build the static pages here: {reason}")
-    out = tmp_path_factory.mktemp("site")
-
-    def page_of(lesson: Path) -> Path:
-        html = out / f"{lesson.stem}.html"
-        if not html.exists():
-            subprocess.run(
-                [sys.executable, str(ROOT / "tools" / "export_html.py"), str(lesson), "--out", str(out)],
-                check=True,
-                timeout=1200,
-            )
-        return html
-
-    return page_of
+def site(course_site: Path) -> Callable[[Path], Path]:
+    """The site's page of a lesson."""
+    return lambda lesson: course_site / f"{lesson.stem}.html"
 
 
 def _open(page: Any, path: Path, errors: list[str]) -> None:
