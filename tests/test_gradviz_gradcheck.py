@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import engine as eg
 import gradviz as gv
+from engine.primitive import REGISTRY
 
 
 def test_correct_gradients_pass():
@@ -140,6 +141,13 @@ SQUARE = eg.primitives.get(SQUARE_NAME) or eg.Primitive(
 
 
 SQUARE.scale = SQUARE.add = None
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _square_leaves_the_registry():
+    """eg.primitives lists real ops: the test-only SQUARE goes when this module's tests are done."""
+    yield
+    REGISTRY.pop(SQUARE_NAME, None)
 
 
 @contextlib.contextmanager

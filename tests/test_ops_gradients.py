@@ -272,7 +272,9 @@ SPECIFIED = (set(UNARY) | set(BINARY) | set(REDUCTIONS) | set(SHAPE_CASES)
 
 def test_every_primitive_has_a_spec():
     """A new differentiable primitive cannot be added without a finite-difference check."""
-    differentiable = {name for name, p in eg.primitives.items() if p.differentiable}
+    # the engine's own primitives: tests make throwaway ones (a deliberately wrong VJP, a learner's op)
+    differentiable = {name for name, p in eg.primitives.items()
+                      if p.differentiable and p.forward.__module__.startswith("engine.")}
     missing = differentiable - SPECIFIED
     # engine.nn and other toolkits check their own primitives in their own test files
     missing = {m for m in missing if not m.startswith(("conv", "max_pool", "avg_pool", "dropout",
