@@ -46,10 +46,10 @@ def test_backward_by_hand_in_the_lesson(lesson, name, use):
     source = cells()
     wrong = {"xent_backward": ("xent_backward = lambda z, y: np.zeros_like(z)\n", "not the engine's"),
              "max_pool_vjp": ("def max_pool_vjp(g, x, k):\n    return x * 0\n", "not the engine's")}[name]
-    out = run.run(wrong[0] + f'check_by_hand("{name}", {name})')
+    out = run.run(wrong[0] + f'check("{name}", {name})')
     assert out.startswith("Not yet") and wrong[1] in out, out
     assert SKIPS in run.run(source[use])
-    out = run.run(source_of(name) + f'check_by_hand("{name}", {name})')
+    out = run.run(source_of(name) + f'check("{name}", {name})')
     assert out.startswith("Right!"), out
     used = run.run(source[use])
     assert SKIPS not in used and "largest difference" in used, used

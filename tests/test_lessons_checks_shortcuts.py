@@ -238,7 +238,7 @@ def _template_cells() -> list[tuple[str, str]]:
         for cell in json.loads(notebook.read_text())["cells"]:
             source = "".join(cell["source"])
             if cell["cell_type"] == "code" and re.search(r'check\("\w+"', source) and "..." in source:
-                cells.append((notebook.name[:2], source))
+                cells.append((notebook.name.split("_")[0], source))
     return cells
 
 

@@ -216,8 +216,7 @@ def _number_forms(v: float) -> set[str]:
 
 def _right_answers(key: tuple[str, str]) -> list[Any]:
     """The registered reference, and the case's learner-style right answer when it gives one."""
-    reference = checks.EXERCISES[key].reference
-    answers = [] if reference is None else [reference]
+    answers = [] if checks.EXERCISES[key].reference is None else [_course_answer(key)]
     if CASES[key].right is not None:
         answers.append(CASES[key].right())
     return answers
@@ -252,26 +251,33 @@ def test_every_exercise_has_a_case():
     assert not missing, f"add a Case (here or in tests/test_lessons_exercises_*.py) for: {missing}"
 
 
-#: Lessons whose exercises get their references from another change (issue 30 rewrites lesson 10's
-#: checks and registers them with reference=): until it lands, theirs may be missing.
-REFERENCES_PENDING = {"10"}
+def _course_answer(key: tuple[str, str]) -> Any:
+    """The registered reference as the check receives it. Lesson 10's references are the source text of
+    its cells (each builds on the ones before: one engine), so its answer is that text run in order, as
+    tests/test_lessons_exercises_10.py's case for it does."""
+    reference = checks.EXERCISES[key].reference
+    return CASES[key].right() if isinstance(reference, str) else reference
+
+
+#: Lesson 10's typical mistakes are whole cells written wrong (tests/lesson10_variants.py), run inside
+#: the engine of the other cells: they are its CASES' wrong answers, not registered with wrong=.
+WRONG_AS_CELLS = {"10"}
 
 
 @pytest.mark.parametrize("key", sorted(checks.EXERCISES), ids=lambda k: f"{k[0]}-{k[1]}")
 def test_every_exercise_carries_a_reference_its_judge_accepts(key):
     exercise = checks.EXERCISES[key]
-    if exercise.reference is None and key[0] in REFERENCES_PENDING:
-        pytest.skip(f"lesson {key[0]}'s references come with issue 30")
     assert exercise.reference is not None, f"register {key} with reference= (the course's answer)"
+    answer = _course_answer(key)
     if exercise.function:
-        assert callable(exercise.reference)
+        assert callable(answer)
     for _ in range(2):  # and again: the verdict does not depend on the draw
-        ok, message = checks.evaluate(*key, exercise.reference)
+        ok, message = checks.evaluate(*key, answer)
         assert ok, message
 
 
 @pytest.mark.parametrize("key", sorted(k for k, e in checks.EXERCISES.items() if e.function
-                                       and k[0] not in REFERENCES_PENDING), ids=lambda k: f"{k[0]}-{k[1]}")
+                                       and k[0] not in WRONG_AS_CELLS), ids=lambda k: f"{k[0]}-{k[1]}")
 def test_function_exercise_refuses_its_registered_wrong_variants_by_name(key):
     exercise = checks.EXERCISES[key]
     assert exercise.wrong, f"register {key} with wrong= (the typical mistakes its judge names)"
@@ -280,6 +286,10 @@ def test_function_exercise_refuses_its_registered_wrong_variants_by_name(key):
         assert not ok, f"a registered wrong variant was accepted: {message}"
         assert fragment in message, f"{fragment!r} not in {message!r}"
         assert not _leaks(message, _secrets(key)), message
+
+
+def test_lesson_10s_mistakes_are_cells():
+    assert all(CASES[k].wrong for k in checks.EXERCISES if k[0] in WRONG_AS_CELLS)
 
 
 @pytest.mark.parametrize("key", list(CASES), ids=IDS)

@@ -144,11 +144,54 @@ def _judge_max_pool(answer: Callable) -> str | None:
     return None
 
 
+def _xent_sum(logits: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """A wrong answer: the gradient of the summed loss (no 1/B)."""
+    return _xent_reference(logits, labels) * len(logits)
+
+
+def _xent_unshifted(logits: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """A wrong answer: the softmax without subtracting the row maximum (overflows on large logits)."""
+    p = np.exp(logits)
+    return (p / p.sum(axis=1, keepdims=True) - labels) / len(logits)
+
+
+def _xent_flipped(logits: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """A wrong answer: labels − softmax."""
+    return -_xent_reference(logits, labels)
+
+
+def _pool_every_max(g: np.ndarray, x: np.ndarray, k: int) -> np.ndarray:
+    """A wrong answer: g to every tied maximum."""
+    win = _windows(x, k)
+    return _unwindows((win == win.max(axis=-1, keepdims=True)) * g[..., None], k)
+
+
+def _pool_average(g: np.ndarray, x: np.ndarray, k: int) -> np.ndarray:
+    """A wrong answer: average pooling's VJP."""
+    return _unwindows(np.broadcast_to(g[..., None] / (k * k), _windows(x, k).shape), k)
+
+
+def _pool_without_g(g: np.ndarray, x: np.ndarray, k: int) -> np.ndarray:
+    """A wrong answer: 1 at each maximum instead of g."""
+    return _max_pool_reference(np.ones_like(g), x, k)
+
+
 register("07", "xent_backward", function="xent_backward", judge=_judge_xent, reference=_xent_reference,
+         wrong=((_xent_sum, "B times too large"), (_xent_unshifted, "overflows"),
+                (_xent_flipped, "sign is flipped")),
+         idea=("The loss of one example is minus the log of its softmax probability for the true class; "
+               "its derivative with respect to each logit is the probability the model gives that class "
+               "minus the label. The batch's loss is a mean."),
          hint=("For one example, ∂loss/∂logits = softmax(logits) − labels; the loss is the mean over B "
                "examples. Compute the softmax row by row (subtract the row's max before exp)."))
 register("07", "max_pool_vjp", function="max_pool_vjp", judge=_judge_max_pool,
-         reference=_max_pool_reference, hint=(
+         reference=_max_pool_reference,
+         wrong=((_pool_every_max, "every tied maximum"), (_pool_average, "average pooling"),
+                (_pool_without_g, "leaves out the upstream gradient")),
+         idea=("Each output of max pooling copies one input: its window's largest. Only that input moved "
+               "the output, so only it receives the output's upstream gradient; the rest of the window "
+               "gets zero. When several inputs tie for the largest, the engine picks one of them."),
+         hint=(
              "Cut x into its k×k windows (reshape to (N, H/k, k, W/k, k, C)); in each window only the "
              "maximum "
              "moved the output, so it receives the window's g and the others 0. With ties, the first "

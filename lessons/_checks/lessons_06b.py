@@ -90,8 +90,28 @@ def _judge_saved_bytes(answer: Any) -> str | None:
     return None
 
 
+def _counts_numbers(batch: int, n_in: int, n_out: int) -> int:
+    """A wrong answer: the numbers kept, not their bytes."""
+    return batch * (n_in + n_out)
+
+
+def _forgets_tanh(batch: int, n_in: int, n_out: int) -> int:
+    """A wrong answer: only the matmul's input."""
+    return FLOAT32 * batch * n_in
+
+
+def _counts_weights(batch: int, n_in: int, n_out: int) -> int:
+    """A wrong answer: the Variables' values counted as kept."""
+    return FLOAT32 * (batch * (n_in + n_out) + n_in * n_out + n_out)
+
+
 register("06b", "saved_bytes", function="saved_bytes", judge=_judge_saved_bytes,
          reference=reference_saved_bytes,
+         wrong=((_counts_numbers, "not the bytes"), (_forgets_tanh, "derivative of tanh"),
+                (_counts_weights, "weights are Variables")),
+         idea=("Go through the layer's ops one by one and ask what each one's backward step must read "
+               "to compute its gradients; the arrays it reads are what the tape keeps alive. A Variable's "
+               "value lives anyway, so it is not the tape's cost."),
          praise="Your count matches what eg.memory_profile measures, at every shape tried.",
          hint="List the ops of the layer (matmul, bias add, tanh) and, for each, which arrays its VJP "
               "reads to compute the gradients; count only those that are not a Variable's own value, "

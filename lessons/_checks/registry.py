@@ -214,6 +214,12 @@ def check(lesson: str, name: str, answer: Any, *, time_limit: float | None = Non
     After `DIRECTED_TRIES` wrong answers to a value exercise, the message stops saying in which way
     the answer is off (a search would find the value from the verdicts).
     """
+    print(verdict(lesson, name, answer, time_limit=time_limit)[1])
+
+
+def verdict(lesson: str, name: str, answer: Any, *, time_limit: float | None = None) -> tuple[bool, str]:
+    """``(ok, message)``: what `check` prints, for callers that also need to know whether it passed
+    (`progress`)."""
     exercise = _exercise(lesson, name)
     ok, message = evaluate(lesson, name, answer, time_limit=time_limit)  # the guarded entry point
     if not ok and message != NOT_ANSWERED and not exercise.function and \
@@ -221,7 +227,7 @@ def check(lesson: str, name: str, answer: Any, *, time_limit: float | None = Non
         message = (f"Not yet: your answer is not right. (After {DIRECTED_TRIES} tries the check no longer "
                    "says in which way an answer is off: work it out from the lesson rather than search.) "
                    f"Hint: {exercise.idea or exercise.hint}")
-    print(message)
+    return ok, message
 
 
 def hint(lesson: str, name: str) -> None:
