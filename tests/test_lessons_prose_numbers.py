@@ -24,7 +24,6 @@ ALLOWED: dict[str, dict[str, str]] = {
     "07": {"0.9": "a keep_prob of old TensorFlow code, the example of the dropout pitfall",
            "90 %": "the same keep_prob as a percentage"},
     "09": {"six times": "the number of calls exercise 2 lists, not a result"},
-    "10": {"4 times": "how often broadcasting a (1, 4) shape uses each element: the shape the text chose"},
 }
 
 

@@ -44,7 +44,8 @@ from _checks.grading import points  # noqa: E402
 
 import engine as eg  # noqa: E402
 
-CHECK_CALL = re.compile(r'^check\("(?P<name>[A-Za-z0-9_]+)",\s*(?P<answer>.+)\)\s*$', re.MULTILINE)
+CHECK_CALL = re.compile(r'^check\("(?P<name>[A-Za-z0-9_]+)",\s*(?P<answer>[^#\n]+)\)\s*(?:#.*)?$',
+                        re.MULTILINE)
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 CONFIG = '''\
 # nbgrader's settings for the gradlab course (written by tools/make_assignments.py).
@@ -203,8 +204,21 @@ def _points_text(lesson: str, name: str) -> str:
     return f"{worth} point" + ("" if worth == 1 else "s")
 
 
-def exercise_cells(lesson: str, source: str, imports: str) -> tuple[list[nbformat.NotebookNode], str]:
-    """The answer and test cells for the lesson cell ``source`` (one that ends with ``check(...)``)."""
+def solved_cell(template: str, reference: str) -> str:
+    """A whole cell answered by the reference's source text (lesson 10: each part of the learner's
+    engine is a cell of its own, its check in the next cell). The template's outline stays as comments
+    above the solution region, which nbgrader replaces by ``...`` for the learner."""
+    outline = [f"# {line}" if line else "#" for line in template.splitlines()]
+    return "\n".join(["# The lesson's outline; write yours in place of the `...` below:", *outline,
+                      BEGIN, reference.rstrip("\n"), END])
+
+
+def exercise_cells(lesson: str, source: str, imports: str,
+                   previous: str = "") -> tuple[list[nbformat.NotebookNode], str]:
+    """The answer and test cells for the lesson cell ``source`` (one that ends with ``check(...)``).
+
+    A check alone in its cell answers the code cell before it (``previous``): then the first cell
+    returned replaces that one and the second is the check cell itself."""
     call = list(CHECK_CALL.finditer(source))[-1]
     name, answer = call.group("name"), call.group("answer").strip()
     exercise = EXERCISES.get((lesson, name))
@@ -213,6 +227,12 @@ def exercise_cells(lesson: str, source: str, imports: str) -> tuple[list[nbforma
     if exercise.reference is None:
         raise NoReference("no reference solution in the registry yet")
     template = source[: call.start()].rstrip("\n")
+    if isinstance(exercise.reference, str) and exercise.function:  # the source text of a whole cell
+        if template or not previous:
+            raise NoReference("its reference is a cell's source, but the check is not alone in its cell "
+                              "after the template cell")
+        answer_cell = _answer_cell(solved_cell(previous, exercise.reference), name)
+        return [answer_cell, nbformat.v4.new_code_cell(source), _test_cell(lesson, name, answer)], name
     if callable(exercise.reference) and not isinstance(exercise.reference, eg.Tensor):
         solved = solved_function(template, exercise.reference, imports)
     elif re.fullmatch(r"\((\w+(, )?)+\)", answer) and isinstance(exercise.reference, tuple):
@@ -224,9 +244,17 @@ def exercise_cells(lesson: str, source: str, imports: str) -> tuple[list[nbforma
             solved = solved_value(solved, part, value)
     else:
         solved = solved_value(template, answer, exercise.reference)
-    answer_cell = nbformat.v4.new_code_cell(f"{solved}\n\n{call.group(0)}")
-    answer_cell.metadata["nbgrader"] = {"grade": False, "solution": True, "locked": False,
-                                        "task": False, "grade_id": name, "schema_version": 3}
+    return [_answer_cell(f"{solved}\n\n{call.group(0)}", name), _test_cell(lesson, name, answer)], name
+
+
+def _answer_cell(source: str, name: str) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata["nbgrader"] = {"grade": False, "solution": True, "locked": False, "task": False,
+                                 "grade_id": name, "schema_version": 3}
+    return cell
+
+
+def _test_cell(lesson: str, name: str, answer: str) -> nbformat.NotebookNode:
     test_cell = nbformat.v4.new_code_cell(
         f"# Graded: the same check as above, then hidden cases ({_points_text(lesson, name)}).\n"
         f"from _checks.grading import grade\n\n"
@@ -237,19 +265,27 @@ def exercise_cells(lesson: str, source: str, imports: str) -> tuple[list[nbforma
     test_cell.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "task": False,
                                       "points": points(lesson, name), "grade_id": f"test_{name}",
                                       "schema_version": 3}
-    return [answer_cell, test_cell], name
+    return test_cell
+
+
+def lesson_number(lesson_path: Path) -> str:
+    """The lesson's number as its checks know it: ``"02"``, ``"06b"`` (the part before the first ``_``)."""
+    return lesson_path.name.split("_")[0]
 
 
 def make_assignment(lesson_path: Path, source_dir: Path, log=print) -> tuple[str, int] | None:
     """Write ``source_dir/psNN/`` from one lesson; returns (assignment, number of exercises) or None."""
-    lesson = lesson_path.name[:2]
+    lesson = lesson_number(lesson_path)
     nb = nbformat.read(lesson_path, as_version=4)
     imports = next((c.source for c in nb.cells if c.cell_type == "code"), "")
     cells, graded, graded_names, skipped = [], 0, set(), set()
     for cell in nb.cells:
         if cell.cell_type == "code" and CHECK_CALL.search(cell.source) and "checker(" not in cell.source:
+            previous = cells[-1] if cells and cells[-1].cell_type == "code" else None
             try:
-                new, name = exercise_cells(lesson, cell.source, imports)
+                new, name = exercise_cells(lesson, cell.source, imports, previous.source if previous else "")
+                if len(new) == 3:  # the first replaces the template cell before the check
+                    cells.pop()
             except NoReference as why:
                 found = CHECK_CALL.findall(cell.source)
                 skipped.add(found[-1][0] if found else "?")
@@ -302,13 +338,14 @@ def write_config(out: Path) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("lessons", nargs="*", help="two-digit lesson numbers (default: every lesson)")
+    parser.add_argument("lessons", nargs="*",
+                        help="lesson numbers as in their file names: 02, 06b (default: every lesson)")
     parser.add_argument("--out", default=str(ROOT / "assignments"), help="the course folder")
     args = parser.parse_args(argv)
     out = Path(args.out)
-    paths = sorted(LESSONS.glob("[0-9][0-9]_*.ipynb"))
+    paths = sorted(LESSONS.glob("[0-9][0-9]*_*.ipynb"))
     if args.lessons:
-        paths = [p for p in paths if p.name[:2] in args.lessons]
+        paths = [p for p in paths if lesson_number(p) in args.lessons]
         if not paths:
             parser.error(f"no lesson numbered {', '.join(args.lessons)}")
     out.mkdir(parents=True, exist_ok=True)
@@ -318,7 +355,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = make_assignment(path, out / "source")
         if result:
             made.append(result)
-            print(f"{out / 'source' / result[0]}: {result[1]} graded exercises")
+            print(f"{out / 'source' / result[0]}: {result[1]} graded exercise{'s' if result[1] != 1 else ''}")
     print(f"{len(made)} assignments in {out}; next: cd {out} && nbgrader generate_assignment {made[0][0]}"
           if made else "no assignment made")
     return 0

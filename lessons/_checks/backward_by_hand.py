@@ -50,10 +50,14 @@ def _unwindows(t: np.ndarray, k: int) -> np.ndarray:
 
 
 def _max_pool_reference(g: np.ndarray, x: np.ndarray, k: int) -> np.ndarray:
-    win = _windows(x, k)
-    first = np.argmax(win, axis=-1)  # argmax returns the first of tied maxima
+    # self-contained (the graded assignment copies this body alone into the learner's cell)
+    n, h, w, c = x.shape
+    windows = x.reshape(n, h // k, k, w // k, k, c).transpose(0, 1, 3, 5, 2, 4).reshape(
+        n, h // k, w // k, c, k * k)  # each window's pixels in row-major order
+    first = np.argmax(windows, axis=-1)  # argmax returns the first of tied maxima
     hit = np.arange(k * k) == first[..., None]
-    return _unwindows(hit * g[..., None], k)
+    dx = (hit * g[..., None]).reshape(n, h // k, w // k, c, k, k)
+    return dx.transpose(0, 1, 4, 2, 5, 3).reshape(n, h, w, c)
 
 
 def _array_answer(out: Any, shape: tuple, what: str) -> np.ndarray | str:

@@ -41,7 +41,7 @@ def reference_saved_bytes(batch: int, n_in: int, n_out: int) -> int:
     """The course's answer: the matmul keeps its input x (batch × n_in; the kernel is a Variable,
     alive anyway), the bias add keeps nothing, tanh keeps its output (batch × n_out), the sum keeps
     nothing but a shape; 4 bytes per float32."""
-    return FLOAT32 * batch * (n_in + n_out)
+    return 4 * batch * (n_in + n_out)  # written out: the graded assignment copies this body alone
 
 
 def _mistake(answer: int, batch: int, n_in: int, n_out: int) -> str:
