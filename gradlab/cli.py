@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from .course import copy_course, course_dir
+from .course import copy_course, lesson_paths
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -31,7 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "lessons":
         copied = copy_course(args.dest, overwrite=args.overwrite)
-        kept = len(list(course_dir().glob("[0-9][0-9]_*.ipynb"))) - len(copied)
+        kept = len(lesson_paths()) - len(copied)
         print(f"gradlab: {len(copied)} lessons and their checks copied into {args.dest}"
               + (f" ({kept} already there kept; --overwrite replaces them)" if kept else ""))
         print(f"gradlab: start the course with:  cd {args.dest} && jupyter lab")

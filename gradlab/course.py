@@ -28,9 +28,24 @@ def course_dir() -> Path:
         "reinstall the package from its wheel, or run from a clone of the repository")
 
 
-def lesson_paths() -> list[Path]:
-    """The lesson notebooks, in order (``00_start_here.ipynb``, ``01_...``)."""
-    return sorted(course_dir().glob("[0-9][0-9]_*.ipynb"))
+#: A lesson's file name: its number (two digits, and a letter for a lesson between two: ``06b``), then
+#: ``_`` and its title. Sorted by name, ``06_...`` comes before ``06b_...``.
+LESSON_PATTERN = "[0-9][0-9]*_*.ipynb"
+
+
+def lesson_paths(folder: str | Path | None = None) -> list[Path]:
+    """The lesson notebooks in ``folder`` (default: the course), in order (``00_start_here.ipynb``,
+    ``01_...``, ``06_...``, ``06b_...``)."""
+    return sorted(Path(folder or course_dir()).glob(LESSON_PATTERN))
+
+
+def lesson_number(path: str | Path) -> str:
+    """A lesson's number as its checks know it: ``"02"``, ``"06b"``.
+
+    >>> lesson_number("lessons/06b_what_backprop_keeps.ipynb")
+    '06b'
+    """
+    return Path(path).name.split("_")[0]
 
 
 def copy_course(dest: str | Path, *, overwrite: bool = False) -> list[Path]:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from gradlab.course import lesson_paths
+
 REPO = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.slow
@@ -56,7 +58,8 @@ def wheel(tmp_path_factory) -> Path:
 
 def test_wheel_carries_the_course(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    lessons = sorted(p.name for p in (REPO / "lessons").glob("[0-9][0-9]_*.ipynb"))
+    lessons = [p.name for p in lesson_paths(REPO / "lessons")]
+    assert "06b_what_backprop_keeps.ipynb" in lessons
     assert {f"gradlab/course/{n}" for n in lessons} <= names
     checks = {f"gradlab/course/_checks/{p.name}" for p in (REPO / "lessons/_checks").glob("*.py")}
     assert checks <= names

@@ -25,6 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 from page_assets import STATIC, install  # noqa: E402
 
+from gradlab.course import lesson_number, lesson_paths  # noqa: E402
+
 LESSONS = ROOT / "lessons"
 SITE_FILES = ROOT / "tools" / "site"
 
@@ -49,8 +51,8 @@ def assemble(src: Path, lessons: Sequence[str]) -> None:
     src.mkdir(parents=True)
     for name in ("conf.py", "index.md"):
         shutil.copy(SITE_FILES / name, src / name)
-    for lesson in sorted(LESSONS.glob("[0-9][0-9]_*.ipynb")):
-        if not lessons or lesson.name[:2] in lessons:
+    for lesson in lesson_paths(LESSONS):
+        if not lessons or lesson_number(lesson) in lessons:
             shutil.copy(lesson, src / lesson.name)
     shutil.copytree(LESSONS / "_checks", src / "_checks", ignore=shutil.ignore_patterns("__pycache__"))
     assets = install(src, {"anywidget"})

@@ -43,6 +43,7 @@ from _checks import EXERCISES  # noqa: E402
 from _checks.grading import points  # noqa: E402
 
 import engine as eg  # noqa: E402
+from gradlab.course import lesson_number, lesson_paths  # noqa: E402
 
 CHECK_CALL = re.compile(r'^check\("(?P<name>[A-Za-z0-9_]+)",\s*(?P<answer>[^#\n]+)\)\s*(?:#.*)?$',
                         re.MULTILINE)
@@ -268,11 +269,6 @@ def _test_cell(lesson: str, name: str, answer: str) -> nbformat.NotebookNode:
     return test_cell
 
 
-def lesson_number(lesson_path: Path) -> str:
-    """The lesson's number as its checks know it: ``"02"``, ``"06b"`` (the part before the first ``_``)."""
-    return lesson_path.name.split("_")[0]
-
-
 def make_assignment(lesson_path: Path, source_dir: Path, log=print) -> tuple[str, int] | None:
     """Write ``source_dir/psNN/`` from one lesson; returns (assignment, number of exercises) or None."""
     lesson = lesson_number(lesson_path)
@@ -343,7 +339,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", default=str(ROOT / "assignments"), help="the course folder")
     args = parser.parse_args(argv)
     out = Path(args.out)
-    paths = sorted(LESSONS.glob("[0-9][0-9]*_*.ipynb"))
+    paths = lesson_paths(LESSONS)
     if args.lessons:
         paths = [p for p in paths if lesson_number(p) in args.lessons]
         if not paths:

@@ -1,9 +1,10 @@
 """A lesson's checks that remember their verdicts, for lessons whose later cells use the learner's parts.
 
 ``check, needs = progress("10")``: ``check(name, answer)`` prints the verdict as `checker`'s does (and
-``check.hint(name)`` gives the next hint, as there) and remembers it; ``needs(*names)`` is True when each named exercise's last check said "Right!", else it
-prints which parts are not written yet and returns False, so a cell written ``if needs("walk"):``
-skips, honestly, instead of computing with anything but the learner's own engine.
+``check.hint(name)`` gives the next hint, as there) and remembers it; ``needs(*names)`` is True when
+each named exercise's last check said "Right!", else it prints which parts are not written yet and
+returns False, so a cell written ``if needs("walk"):`` skips, honestly, instead of computing with
+anything but the learner's own engine.
 
 >>> check, needs = progress("99")
 >>> needs("demo")

@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 from browser_helpers import ROOT, screenshot
 
+from gradlab.course import lesson_paths
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-LESSONS = sorted(ROOT.glob("lessons/[0-9][0-9]_*.ipynb"))
+LESSONS = lesson_paths(ROOT / "lessons")
 LOCAL = ("file:", "data:", "blob:")
 
 
