@@ -8,7 +8,7 @@ without g) to see each refused in the notebook with its own hint.
 
 from __future__ import annotations
 
-from tests.test_lessons_exercises import checks
+from tests.checks_package import checks
 
 
 def reference(name: str) -> str:

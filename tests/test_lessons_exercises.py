@@ -17,7 +17,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import sys
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,22 +27,7 @@ import numpy as np
 import pytest
 
 import engine as eg
-
-LESSONS = Path(__file__).resolve().parent.parent / "lessons"
-
-
-def _load_checks():
-    """The lessons' ``_checks`` package, loaded as ``lesson_checks`` (lessons/ stays off sys.path)."""
-    package = LESSONS / "_checks"
-    spec = importlib.util.spec_from_file_location("lesson_checks", package / "__init__.py",
-                                                  submodule_search_locations=[str(package)])
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-checks = _load_checks()
+from tests.checks_package import LESSONS, checks  # noqa: F401 (LESSONS: for the tests that import it)
 
 
 @dataclass
