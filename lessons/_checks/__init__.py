@@ -18,13 +18,17 @@ For lesson authors: register each exercise in your lesson's module of this packa
 (``progress.py``: a ``check`` that remembers, and ``needs`` for the cells that use the learner's parts);
 a new one is imported below), under the lesson's number (two digits; ``"06b"`` for the lesson between
 06 and 07) and a short exercise name that the notebook uses.
-The machinery: ``registry.py`` (`register`, `evaluate`, `check`, `checker`, `hint`), ``timelimit.py``,
+The machinery: ``registry.py`` (`register`, `evaluate`, `check`, `checker`, `hint`), ``answers.py``
+(expected values computed on each check, or hashed), ``timelimit.py``,
 ``forbidden.py`` (calls to a forbidden built-in), ``plain.py`` (plain values), ``compare.py`` (the
 value judge `close_to`), ``through.py`` (a gradient through an engine-op answer) and ``seal.py``.
 
 * ``register("04", "slots", expected=2, hint="...")`` compares the learner's answer with a value:
   numbers, arrays and tensors (with a tolerance), tuples/lists of them (part by part), ``None``,
-  dtypes, strings (case and surrounding spaces ignored) and sets of strings.
+  dtypes, strings (case and surrounding spaces ignored) and sets of strings. The course's exercises
+  keep no answer in plain form: ``expected=computed(function)`` computes it on each check, the engine
+  doing what the lesson asks, and ``expected=hashed(digest, among=options)`` keeps a set of options
+  that nothing computes as a hash (``answers.py``).
 * ``register("04", "step", judge=my_judge, hint="...")`` lets ``my_judge(answer)`` decide: it
   returns ``None`` when the answer is right, else a short sentence saying what is wrong.
 * Every registration carries the course's answer, ``reference=`` (the value, or the function of a
@@ -76,9 +80,11 @@ What a check trusts, and what it does not (tests/test_lessons_checks_honest.py t
   ``sys.setprofile`` in a cell does not help. ``SystemExit`` or ``KeyboardInterrupt`` from an answer
   is reported, not raised. After ``DIRECTED_TRIES`` wrong answers to a value exercise, ``check``
   stops saying which way an answer is off. Not protected (a determined learner can always cheat, in
-  their own kernel; grading runs elsewhere): the engine's own methods (``eg.Tensor.numpy``), the
-  closures' cells, the source of this package (the references live here), ``evaluate`` called
-  directly (it keeps no count of tries), and the ``check`` name in the notebook.
+  their own kernel; grading runs elsewhere): the engine's own methods (``eg.Tensor.numpy``) and
+  functions (the computed answers run on the engine: re-wiring it changes them), the closures'
+  cells, the source of this package (the function exercises' references live here; a value's is
+  computed or hashed, never written), ``evaluate`` called directly (it keeps no count of tries), and
+  the ``check`` name in the notebook.
 * **An answer that runs forever is stopped** after ``TIME_LIMIT_S`` seconds (``checker(lesson,
   time_limit=...)`` changes it) with a message that says so. In the main thread of a kernel on
   Linux or macOS a SIGALRM timer interrupts anything, ``time.sleep`` included; elsewhere (Windows, a
@@ -115,13 +121,14 @@ from . import (  # noqa: F401 (they register; grading: the graded assignments' t
     progress,
     registry,
 )
+from .answers import computed, hashed
 from .compare import Judge, _compare, _compare_numbers, close_to  # noqa: F401 (the helpers: as before)
 from .registry import EXERCISES, Exercise, check, checker, evaluate, hint, register
 from .seal import seal as _seal
 from .timelimit import TIME_LIMIT_S
 
 __all__ = ["Exercise", "EXERCISES", "TIME_LIMIT_S", "register", "evaluate", "check", "checker", "hint",
-           "close_to", "Judge"]
+           "close_to", "Judge", "computed", "hashed"]
 
 # The package's modules and NumPy's (whose functions the judges call) are sealed.
 _seal([m for n, m in list(sys.modules.items()) if n == __name__ or n.startswith(__name__ + ".")]

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .answers import Computed, Hashed
 from .plain import _NUMPY_NUMBERS, _kind, _plain_collection, _plain_numbers
 
 #: A judge returns None for a right answer, or a sentence saying what is wrong (never the answer).
@@ -14,7 +15,18 @@ Judge = Callable[[Any], "str | None"]
 
 
 def close_to(expected: Any, rtol: float = 1e-4, atol: float = 1e-6) -> Judge:
-    """A judge comparing an answer with ``expected`` (see the package docstring for the kinds)."""
+    """A judge comparing an answer with ``expected`` (see the package docstring for the kinds).
+
+    ``expected`` may be `answers.computed` or `answers.hashed` (see answers.py): then the value is
+    found anew on each call and never kept.
+    """
+    if isinstance(expected, (Computed, Hashed)):
+        answer_of = expected.value
+
+        def judge_now(answer: Any) -> str | None:
+            return _compare(answer, answer_of(), rtol, atol)
+
+        return judge_now
     if isinstance(expected, np.ndarray):
         expected = np.array(expected, copy=True)
         expected.setflags(write=False)

@@ -8,6 +8,7 @@ import numpy as np
 
 import engine as eg
 
+from .answers import computed, plain_value
 from .compare import _compare_numbers
 from .forbidden import _calls_to, _refusal
 from .plain import _is_tensor
@@ -37,10 +38,16 @@ def _judge_landing_device(answer: Any) -> str | None:
     return None if text == wanted else "that is not where the tensor ends up on this machine."
 
 
+def _floor_mod_answer() -> tuple[int, int]:
+    """Exercise 1 of lesson 01: -17 // 5 and -17 % 5, computed by the engine's floordiv and mod."""
+    dividend, divisor = eg.constant(-17), eg.constant(5)
+    return plain_value(dividend // divisor), plain_value(dividend % divisor)
+
+
 register("01", "floor_mod",
          idea=("Floor division rounds down, towards minus infinity, and the remainder is whatever makes "
                "the quotient times the divisor plus the remainder give back the dividend."),
-         expected=(-4, 3),
+         expected=computed(_floor_mod_answer),
          hint="Floor division rounds down, towards minus infinity, not towards zero. The remainder "
               "then makes a == b * q + r true, and it takes the sign of the divisor b.",
          praise="Python, NumPy and TensorFlow's floordiv/floormod all round this way.")
@@ -183,10 +190,17 @@ def _sse(pred: Any, target: Any) -> Any:
     return eg.sum((eg.squeeze(pred, axis=1) - target) ** 2)
 
 
+def _partials_answer() -> tuple[float, float]:
+    """Exercise 1 of lesson 02: (dh/dx, dh/dy) of h(x, y) = x³y − y² at (1, 2), by
+    eg.gradients_function."""
+    partials = eg.gradients_function(lambda x, y: x**3 * y - y**2)(1.0, 2.0)
+    return tuple(plain_value(d) for d in partials)
+
+
 register("02", "partials",
          idea=("A partial derivative holds every other argument fixed; the engine can turn a Python "
                "function into the function of its partial derivatives."),
-         expected=(6.0, -3.0),
+         expected=computed(_partials_answer),
          hint="Write h as a Python function of two arguments and pass it to eg.gradients_function; "
               "call the result with the two numbers, in the same order as the arguments.")
 register("02", "sgd_step",
@@ -214,21 +228,51 @@ register("02", "fix_broadcast",
 # Lesson 03: GradientTape
 # ===================================================================================================
 
+def _third_derivative_answer() -> float:
+    """Exercise 1 of lesson 03: d³y/dx³ of y = log x² at x = 2, from three nested tapes."""
+    x = eg.Variable(2.0, dtype="float64")
+    with eg.GradientTape() as outer:
+        with eg.GradientTape() as middle:
+            with eg.GradientTape() as inner:
+                y = eg.log(x**2)
+            first = inner.gradient(y, x)
+        second = middle.gradient(first, x)
+    return plain_value(outer.gradient(second, x))
+
+
+def _watch_constant_answer() -> float:
+    """Exercise 2 of lesson 03: dy/dx of y = x³ + 2x at the constant x = 3, watched by the tape."""
+    x = eg.constant(3.0, dtype="float64")
+    with eg.GradientTape() as tape:
+        tape.watch(x)
+        y = x**3 + 2 * x
+    return plain_value(tape.gradient(y, x))
+
+
+def _jacobian_answer() -> np.ndarray:
+    """Exercise 3 of lesson 03: the Jacobian of y = (x0·x1, x0 + x1, x1²) at x = (2, 3), by
+    tape.jacobian."""
+    x = eg.Variable([2.0, 3.0], dtype="float64")
+    with eg.GradientTape() as tape:
+        y = eg.stack([x[0] * x[1], x[0] + x[1], x[1] ** 2])
+    return plain_value(tape.jacobian(y, x))
+
+
 register("03", "third_derivative",
          idea=("A tape can record what another tape computes, so each derivative taken inside an outer "
                "tape can be differentiated again."),
-         expected=0.5,
+         expected=computed(_third_derivative_answer),
          hint="Nest three tapes. Take the first derivative inside the two outer blocks and the "
               "second inside the outermost block, so that each outer tape records the derivative "
               "of the tape inside it; take the third after all blocks.")
 register("03", "watch_constant",
          idea=("A tape only follows what it was told to follow: Variables by themselves, other tensors "
                "only when watched."),
-         expected=29.0,
+         expected=computed(_watch_constant_answer),
          hint="A constant is not watched automatically: call tape.watch(x) inside the block, before "
               "the ops that use x.")
 register("03", "jacobian",
          idea=("A Jacobian holds one row per output entry and one column per input entry."),
-         expected=np.array([[3.0, 2.0], [1.0, 1.0], [0.0, 6.0]]),
+         expected=computed(_jacobian_answer),
          hint="Build y with eg.stack from its three entries inside the tape, then call "
               "tape.jacobian(y, x): row i holds the derivatives of y[i] by x[0] and x[1].")

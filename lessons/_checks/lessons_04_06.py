@@ -7,7 +7,10 @@ from typing import Any
 import numpy as np
 
 import engine as eg
+from gradviz.model.clip_results import METHODS as CLIPPING_METHODS
+from gradviz.model.clip_results import clip_gradients, measure_before
 
+from .answers import computed, plain_value
 from .forbidden import _calls_to, _refusal
 from .plain import _is_tensor, _plain_numbers
 from .registry import register
@@ -178,10 +181,20 @@ register("04", "stable_rate",
               "the minimum by 1 − ηλ. The Hessian of f comes from nested tapes or tape.jacobian of the "
               "gradient (lesson 03); np.linalg.eigvalsh gives its eigenvalues.",
          praise="Every direction must satisfy |1 − ηλ| < 1; the steepest one sets the limit, 2/λ_max.")
+def _adam_slots_answer() -> tuple[float, float]:
+    """Exercise 3 of lesson 04: the slots m and v of a fresh engine Adam (default betas) after it
+    updated a scalar Variable with the gradient 2, then 4."""
+    variable = eg.Variable(0.0, dtype="float64")
+    adam = eg.optimizers.Adam()
+    for gradient in (2.0, 4.0):
+        adam.apply_gradients([(eg.constant(gradient, dtype="float64"), variable)])
+    return plain_value(adam.get_slot(variable, "m")), plain_value(adam.get_slot(variable, "v"))
+
+
 register("04", "adam_slots",
          idea=("The slots are running averages, started from zero and updated once per gradient, kept "
                "before any correction."),
-         expected=(0.58, 0.019996),
+         expected=computed(_adam_slots_answer),
          hint="Start from m = v = 0 and apply m <- beta1*m + (1 - beta1)*g and "
               "v <- beta2*v + (1 - beta2)*g**2 once per gradient. The slots hold these raw running "
               "means, before the bias correction.")
@@ -271,17 +284,40 @@ register("05", "clip_rows",
          hint="Compute each row's length with sqrt(sum(t * t, axis=1, keepdims=True)); then scale t by "
               "c divided by the larger of that length and c (eg.maximum).",
          praise="That is exactly the formula behind clip_by_norm.")
+def _global_clip_answer() -> tuple[float, float]:
+    """Exercise 2 of lesson 05: the global norm eg.clip_by_global_norm returns for the gradients
+    (3, 4) and (12), and the factor it multiplies them by for clip_norm 6.5."""
+    gradients = [eg.constant([3.0, 4.0], dtype="float64"), eg.constant([12.0], dtype="float64")]
+    clipped, global_norm = eg.clip_by_global_norm(gradients, 6.5)
+    return plain_value(global_norm), plain_value(clipped[1][0] / gradients[1][0])
+
+
+def _keeps_direction_answer() -> set[str]:
+    """Exercise 3 of lesson 05: the clipping lab's methods that keep the direction of the combined
+    gradient, measured with the lab's own computation (gradviz's clip_gradients, the engine's clipping
+    functions): those whose angle stays zero on drawn gradients of three shapes and sizes, for
+    thresholds that clip some of them and not others."""
+    rng = np.random.default_rng(0)
+    gradients = [eg.constant(rng.normal(size=shape) * rng.uniform(0.1, 10.0), dtype="float64")
+                 for shape in ((2,), (2, 3), (4,))]
+    before = measure_before(gradients)
+    worst = {method: max(clip_gradients(gradients, method, threshold, before).angle_deg
+                         for threshold in (0.3, 1.0, 3.0))
+             for method in CLIPPING_METHODS}
+    return {method for method, angle in worst.items() if angle < 1e-6}
+
+
 register("05", "global_clip",
          idea=("The global norm measures all gradients together as one long vector; clipping scales "
                "every gradient by the same factor."),
-         expected=(13.0, 0.5),
+         expected=computed(_global_clip_answer),
          hint="The global norm is the length of all entries of all gradients together: the square root "
               "of the sum of all their squares. When it exceeds clip_norm, every gradient is multiplied "
               "by clip_norm divided by it.")
 register("05", "keeps_direction",
          idea=("A direction survives only when everything is multiplied by one and the same positive "
                "factor."),
-         expected={"global norm"},
+         expected=computed(_keeps_direction_answer),
          hint="A direction survives when every entry of every gradient is multiplied by one and the same "
               "positive number. Which methods use a single factor for everything, whatever the gradients?")
 
@@ -454,8 +490,21 @@ register("06", "server_step",
          wrong=_SERVER_WRONG,
          hint="zip(*worker_gradients) groups the arrays per Variable; np.mean(..., axis=0) averages "
               "each group; zip the means with the variables and call apply_gradients once.")
+def _sum_lr_answer() -> float:
+    """Exercise 3 of lesson 06: the learning rate lr for which MultiSteps(SGD(lr), every_k=4,
+    average=False) steps as full-batch SGD(0.1) does, for four micro-batches of equal size (the
+    full-batch gradient is their mean): the ratio of the two engines' steps, measured with lr = 1."""
+    micro_gradients = np.random.default_rng(6).normal(size=(4, 3))
+    full, summed = eg.Variable(np.zeros(3)), eg.Variable(np.zeros(3))
+    eg.optimizers.SGD(0.1).apply_gradients([(micro_gradients.mean(axis=0), full)])
+    adding = eg.optimizers.MultiSteps(eg.optimizers.SGD(1.0), every_k=4, average=False)
+    for gradient in micro_gradients:
+        adding.apply_gradients([(gradient, summed)])
+    return plain_value(np.mean(full.numpy() / summed.numpy()))
+
+
 register("06", "sum_lr",
          idea=("Adding gradients instead of averaging them multiplies the step; the learning rate can "
                "undo that factor."),
-         expected=0.025,
+         expected=computed(_sum_lr_answer),
          hint="Adding k gradients gives k times their mean. The learning rate has to undo that factor.")

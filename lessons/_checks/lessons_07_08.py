@@ -8,6 +8,7 @@ import numpy as np
 
 import engine as eg
 
+from .answers import hashed
 from .forbidden import _calls_to, _refusal
 from .plain import _is_tensor, _plain_count, _plain_numbers
 from .registry import register
@@ -216,7 +217,10 @@ register("08", "pool_drop",
 register("08", "bit_identical",
          idea=("Numbers drawn or copied on the host stay identical; results of floating-point arithmetic "
                "done in another order may not."),
-         expected={"a", "b", "c"},
+         # Which items agree bit for bit needs a GPU to compute, and a learner's machine may lack one:
+         # the answer, a set of the letters below, is kept as the SHA-256 of its canonical form.
+         expected=hashed("8b7bff6e4f868e026388803fa14914c21d7e63da6197cdec8e88d75e7b3218bb",
+                         among=("a", "b", "c", "d", "e")),
          hint="For each item ask: does it come from the host's random generator (NumPy), copied to the "
               "device or turned into a mask by exact integer arithmetic, or is it the result of the "
               "device's floating-point arithmetic, where the order in which numbers are added differs "

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
 import engine as eg
 
+from .answers import computed
 from .plain import _is_tensor
 from .registry import register
 
@@ -107,10 +109,24 @@ register("09", "gradient_names",
             (lambda graph: [graph.outputs[0].name] * 2, "not the gradients")),
          hint="The step returned (loss, grads), so graph.outputs holds the loss and the list of the "
               "gradients as graph tensors; each graph tensor has a .name.")
+def _trace_count_answer() -> int:
+    """Exercise 2 of lesson 09: how often a fresh eg.function(lambda x, lr: x * lr) traces for the
+    lesson's six calls, counted by its trace_count."""
+    f = eg.function(lambda x, lr: x * lr)
+    calls = [(eg.ones((64, 10)), 0.1), (eg.ones((64, 10)), 0.1), (eg.ones((29, 10)), 0.1),
+             (eg.ones((64, 10)), 0.05), (eg.ones((64, 10)), eg.constant(0.05)),
+             (eg.ones((64, 10)), eg.constant(0.01))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the retracing warnings are the lesson's point, not the check's
+        for x, lr in calls:
+            f(x, lr)
+    return f.trace_count
+
+
 register("09", "trace_count",
          idea=("A traced function traces again only for a signature it has not seen; work out what makes "
                "two calls' signatures the same."),
-         expected=4,
+         expected=computed(_trace_count_answer),
          hint="A tensor argument counts by its shape, dtype and device; any other argument by its value. "
               "Go through the calls and count the signatures not seen before.")
 register("09", "leaky_relu",

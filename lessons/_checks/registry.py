@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .answers import Computed, Hashed
 from .compare import Judge, close_to
 from .timelimit import TIME_LIMIT_S, _time_limit, _TookTooLong
 
@@ -28,13 +29,21 @@ class Exercise:
     praise: str = ""
     function: str = ""  # the answer is the learner's function of this name (not its result)
     #: The course's own answer, beside the registration (never imported by a lesson): the value, or
-    #: for a function exercise the function. The tests and the graded assignments judge it.
-    reference: Any = None
+    #: for a function exercise the function, or for a value exercise the `answers.Computed` /
+    #: `answers.Hashed` that finds the value on each check. Read it as `reference`.
+    solution: Any = None
     #: Typical wrong answers of a function exercise, each with a fragment of the sentence its judge
     #: gives it (the mistake it names): the tests prove each is refused with that diagnosis.
     wrong: tuple[tuple[Any, str], ...] = ()
     #: The first tier of hints: the idea, without code (empty: the hint is shown, as before tiers).
     idea: str = ""
+
+    @property
+    def reference(self) -> Any:
+        """The course's answer: the value (computed now, for an expected value that is not stored in
+        plain form), or the function of a function exercise. The tests and the graded assignments
+        judge it."""
+        return self.solution.value() if isinstance(self.solution, (Computed, Hashed)) else self.solution
 
 
 #: Every registered exercise, by (lesson, name).
@@ -55,11 +64,14 @@ def register(lesson: str, name: str, *, hint: str, expected: Any = _NOTHING, jud
              reference: Any = None, wrong: tuple[tuple[Any, str], ...] = (), idea: str = "") -> None:
     """Add an exercise: give either ``expected`` (a value to compare with) or ``judge``.
 
+    ``expected``: a plain value, or (the course's exercises: no answer in plain sight) an
+    `answers.computed` computation run on each check or an `answers.hashed` set of options.
+
     ``function``: the answer is a function the learner wrote under this name; anything that is not
     callable gets "pass the function itself" before the judge sees it.
-    ``reference``: the course's own answer (a value, or the function for a function exercise), kept
-    beside the registration for the tests and the graded assignments; the judge must accept it. For
-    ``expected=`` it defaults to the expected value.
+    ``reference``: the course's own answer (a value, an `answers.computed`, or the function for a
+    function exercise), kept beside the registration for the tests and the graded assignments; the
+    judge must accept it. For ``expected=`` it defaults to the expected value (or its computation).
     ``wrong``: typical wrong answers, ``(answer, fragment of the judge's sentence that names it)``.
     ``idea``: the first tier of hints, without code; ``hint`` is the last tier, the recipe.
     """

@@ -19,7 +19,8 @@ def seal(modules: Iterable[ModuleType], registry: dict[Any, Any], entry_points: 
          home: ModuleType, verdict: str = "evaluate") -> None:
     """Wrap the entry points (``home``'s functions of these names, wherever a module binds them) so
     that each first restores every module's names, the exercises registered so far and each of their
-    fields (``object.__setattr__`` on the frozen record included) from a snapshot held only in their
+    fields (``object.__setattr__`` on the frozen record included; a field that is itself a record, such
+    as an answer's computation, field by field too) from a snapshot held only in their
     closures (see "cannot be re-wired" in the package docstring). When anything had to be put back
     *after* the ``verdict`` entry point ran (the answer changed it while it was checked), its result
     is `TAMPERED`. Later registrations (a lesson author's experiments, the tests' demo exercises) are
@@ -29,6 +30,10 @@ def seal(modules: Iterable[ModuleType], registry: dict[Any, Any], entry_points: 
     exercises = dict(registry)
     fields = {key: {f.name: getattr(exercise, f.name) for f in dataclasses.fields(exercise)}
               for key, exercise in exercises.items()}
+    # A field that is itself a record (an answer's computation, answers.py) has its fields kept too.
+    inner = {id(value): (value, {f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
+             for names in fields.values() for value in names.values()
+             if dataclasses.is_dataclass(value) and not isinstance(value, type)}
     missing = object()
     set_field = object.__setattr__
 
@@ -47,6 +52,11 @@ def seal(modules: Iterable[ModuleType], registry: dict[Any, Any], entry_points: 
             for name, value in fields[key].items():
                 if getattr(exercise, name) is not value:
                     set_field(exercise, name, value)
+                    changed = True
+        for record, names in inner.values():
+            for name, value in names.items():
+                if getattr(record, name) is not value:
+                    set_field(record, name, value)
                     changed = True
         return changed
 
