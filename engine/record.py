@@ -95,16 +95,23 @@ def _stand_in(t: Tensor) -> Tensor:
     reused; the table is emptied when it grows. (Hot path: recording an op calls it.)"""
     s = _stand_ins.get(t._uid)
     if s is None:
-        data = t._data
-        if t._is_variable or type(data) is NotKept:
+        if t._is_variable or type(t._data) is NotKept:
             return t
-        if len(_stand_ins) >= 512:
-            _stand_ins.clear()
-        spec = NotKept(t)
-        spec.shape, spec.dtype = data.shape, data.dtype
-        s = _new(_tensor_type)
-        s._data, s._device, s._uid, s.name = spec, t._device, t._uid, t.name
-        _stand_ins[t._uid] = s
+        s = _new_stand_in(t)
+    return s
+
+
+def _new_stand_in(t: Tensor) -> Tensor:
+    """A new stand-in for ``t``, remembered for the next records that drop ``t``. A record calls this
+    directly for an op's output, which is new: there is no stand-in to look up yet."""
+    if len(_stand_ins) >= 512:
+        _stand_ins.clear()
+    data = t._data
+    spec = NotKept(t)
+    spec.shape, spec.dtype = data.shape, data.dtype
+    s = _new(_tensor_type)
+    s._data, s._device, s._uid, s.name = spec, t._device, t._uid, t.name
+    _stand_ins[t._uid] = s
     return s
 
 
@@ -166,7 +173,7 @@ class Record:
         else:  # variadic (concat): the last input's flag holds for the rest
             flags += flags[-1:] * (n - len(flags))
             self.saved_inputs = tuple([t if k else _stand_in(t) for t, k in zip(inputs, flags)])
-        self.saved_output = output if keep_y else _stand_in(output)
+        self.saved_output = output if keep_y else _new_stand_in(output)
 
     @property
     def inputs(self) -> tuple[Tensor, ...]:
