@@ -30,7 +30,9 @@ from . import recording as _rec
 from .creation import ones_like
 from .primitive import REGISTRY, unbroadcast
 from .record import Record
-from .tensor import Tensor, convert_to_tensor
+from .tensor import Tensor, _uids, convert_to_tensor
+
+_new = object.__new__
 
 __all__ = ["BackwardStep", "backward_steps"]
 
@@ -175,14 +177,18 @@ def input_gradient(record: Record, index: int, g: Tensor) -> Tensor | None:
     if x._data.dtype.kind == "c" and not (record.prim.complex_grad and
                                           record.saved_output._data.dtype.kind == "c"):
         _refuse_complex(record, index)
-    gi = record.prim.vjp(index, g, record.saved_output, record.saved_inputs, record.params)
+    prim = record.prim
+    if prim.vjp_per_input and not record.params:  # (hot path: `Primitive.vjp`'s common case, inlined)
+        gi = prim.vjps[index](g, record.saved_output, *record.saved_inputs)
+    else:
+        gi = prim.vjp(index, g, record.saved_output, record.saved_inputs, record.params)
     if gi is None:
         return None
     data = gi._data
     if data.shape != x._data.shape:
         gi = unbroadcast(gi, x._data.shape)
         data = gi._data
-    if data.dtype != x._data.dtype:
+    if data.dtype is not x._data.dtype and data.dtype != x._data.dtype:  # (same object: no compare)
         raise TypeError(
             f"Internal error in the gradient of {record.op}: input {index} has dtype {x.dtype} but its "
             f"gradient has dtype {gi.dtype}. Please report this."
@@ -211,8 +217,9 @@ def walk(records: Sequence[Record], seeds: list[tuple[Tensor, Tensor]], source_i
     """The backward walk over ``records`` (execution order), iterative: the gradient of each source
     (tensor id → gradient; a source that received nothing is absent). ``on_step`` is called with a
     `BackwardStep` per visited record (`backward_steps` passes one; `GradientTape.gradient` does not).
-    ``release``: let go of each record's arrays once it is visited, unless another tape holds it too
-    (a non-persistent tape's one gradient call, as TensorFlow's).
+    ``release``: pop each record off ``records`` (then the non-persistent tape's own list) as the walk
+    passes it, so that its arrays go unless another tape holds the record (as TensorFlow's
+    non-persistent tape lets go during its one gradient call).
 
     >>> import engine as eg
     >>> x = eg.constant(2.0)
@@ -242,7 +249,11 @@ def walk(records: Sequence[Record], seeds: list[tuple[Tensor, Tensor]], source_i
     sums_are_ops = _rec.walk_is_recorded()
     step_scope = _rec.backward_step_scope()  # graph mode: names each step's ops gradients/<op>_grad/...
     profiler = _rec.profiler()  # eg.memory_profile: one event per step
-    for r in reversed(records):
+    # The records left to visit, last first. A non-persistent tape's walk pops the tape's own list: the
+    # tape lets go of each record (and so of the arrays it keeps) once the walk has passed it.
+    pending = records if release else list(records)
+    while pending:
+        r = pending.pop()
         out_id = r.saved_output._uid
         if out_id not in depends:
             continue
@@ -250,37 +261,40 @@ def walk(records: Sequence[Record], seeds: list[tuple[Tensor, Tensor]], source_i
         if g is None:
             continue
         if profiler is not None:
-            profiler.step_begin()
+            profiler.step_begin(r)  # (it counts what r keeps until the step ends)
         if step_scope is None:
             given = _step(r, g, grads, depends, sums_are_ops)
         else:
             with step_scope(r.saved_output):
                 given = _step(r, g, grads, depends, sums_are_ops)
-        if release and r.holders <= 1:
-            r.release()
         if on_step is not None:
-            on_step(BackwardStep(r, (g,), given))
+            on_step(BackwardStep(r, (g,), tuple(given)))
         if profiler is not None:
-            profiler.step_end(r)
+            op, op_id = r.prim.name, r.op_id
+            del r  # (a popped record's arrays go before the profiler measures)
+            profiler.step_end(op, op_id)
     return {i: grads[i] for i in keep if i in grads}
 
 
 def _step(r: Record, g: Tensor, grads: dict[int, Tensor], depends: set[int],
-          sums_are_ops: bool) -> tuple[Tensor | None, ...]:
+          sums_are_ops: bool) -> list[Tensor | None]:
     """Visit ``r`` with its upstream gradient ``g``: each input that leads to a source receives its
     contribution, added to that input's gradient in ``grads`` (a tensor's gradient is the sum of the
     contributions it receives). Returns the contributions, one per input (None where none flows)."""
     given = []
     for i, x in enumerate(r.saved_inputs):
-        gi = input_gradient(r, i, g) if x._uid in depends else None
+        uid = x._uid
+        gi = input_gradient(r, i, g) if uid in depends else None
         given.append(gi)
         if gi is None:
             continue
-        prev = grads.get(x._uid)
+        prev = grads.get(uid)
         if prev is None:
-            grads[x._uid] = gi
+            grads[uid] = gi
         elif sums_are_ops or prev._device.kind == "gpu":  # (GPUs: let `add` make the device current)
-            grads[x._uid] = REGISTRY["add"](prev, gi)
-        else:  # nothing records this walk: add the arrays, no op needed
-            grads[x._uid] = Tensor._make(prev._data + gi._data, prev._device)
-    return tuple(given)
+            grads[uid] = REGISTRY["add"](prev, gi)
+        else:  # nothing records this walk: add the arrays, no op needed (`Tensor._make`, inlined)
+            total = grads[uid] = _new(Tensor)
+            total._data, total._device, total._uid, total.name = (prev._data + gi._data, prev._device,
+                                                                  next(_uids), None)
+    return given

@@ -118,7 +118,7 @@ class _Profiler:
         self.scope_of: dict[int, str] = {}  # op id → the scope it ran in
         self.tapes: weakref.WeakSet = weakref.WeakSet(_rec.active_tapes())
         self.events: list[MemoryEvent] = []
-        self.steps = 0  # backward steps open now (their ops are in the backward phase)
+        self.steps: list[Any] = []  # the records of the backward steps open now (a recompute nests)
         self.saved_peak = 0
         self.by_scope: dict[str, int] = {}
 
@@ -149,7 +149,7 @@ class _Profiler:
         seen: set[int] = set()
         variables: set[int] = set()
         by_scope: dict[str, int] = {}
-        records = [r for tape in list(self.tapes) for r in tape._records]
+        records = [r for tape in list(self.tapes) for r in tape._records] + self.steps
         for r in records:
             for t in r.saved_inputs:
                 if t._is_variable:
@@ -193,12 +193,12 @@ class _Profiler:
                 self.scope_of[tape._records[-1].op_id] = scope
         self.event("op", op, scope)
 
-    def step_begin(self) -> None:
-        self.steps += 1
+    def step_begin(self, record: Any) -> None:
+        self.steps.append(record)  # (the walk has popped it off a non-persistent tape: still kept)
 
-    def step_end(self, record: Any) -> None:
-        self.steps -= 1
-        self.event("step", record.op, self.scope_of.get(record.op_id, ""))
+    def step_end(self, op: str, op_id: int) -> None:
+        self.steps.pop()  # (its arrays go now, unless a tape holds it)
+        self.event("step", op, self.scope_of.get(op_id, ""))
 
 
 def _device_of(args: Any) -> backend.Device | None:

@@ -73,7 +73,7 @@ class Primitive:
     """
 
     __slots__ = ("name", "forward", "vjps", "same_dtype", "float_only", "inputs", "symbol", "rule",
-                 "elementwise", "op_type", "kinds", "needs", "keep", "__dict__")
+                 "elementwise", "op_type", "kinds", "needs", "keep", "vjp_per_input", "__dict__")
 
     def __init__(self, name: str, forward: Callable, vjps: Sequence[Callable] | Callable | None = None,
                  *, inputs: Sequence[str] = ("x",), rule: str | None = None, symbol: str | None = None,
@@ -90,6 +90,7 @@ class Primitive:
         self.name = name
         self.forward = forward
         self.vjps = vjps
+        self.vjp_per_input = vjps is not None and not callable(vjps)  # one VJP per input (not variadic)
         self.same_dtype = same_dtype
         self.float_only = float_only
         kinds = "fc" if float_only else "iufc" if numeric else "biufc"
@@ -124,7 +125,9 @@ class Primitive:
         rule = self.vjps
         if callable(rule):
             return rule(index, g, y, *inputs, **params)
-        return rule[index](g, y, *inputs, **params)
+        if params:
+            return rule[index](g, y, *inputs, **params)
+        return rule[index](g, y, *inputs)  # (most ops have no parameters: no keyword dict to build)
 
     def __repr__(self) -> str:
         return f"<Primitive {self.name}: {self.rule}>"
@@ -132,7 +135,7 @@ class Primitive:
 
 def _needs(name: str, inputs: tuple[str, ...], needs: Sequence[str] | None) -> tuple[Any, Any]:
     """``needs`` checked, and what a record keeps: None (everything), or (one flag per input name, the
-    last one repeated for variadic inputs; whether the output is kept)."""
+    last one repeated for variadic inputs (given twice at least); whether the output is kept)."""
     if needs is None:
         return None, None
     needs = tuple(needs)
@@ -140,7 +143,8 @@ def _needs(name: str, inputs: tuple[str, ...], needs: Sequence[str] | None) -> t
     if unknown:
         raise ValueError(f"Primitive {name!r}: needs names {unknown}, which are not among its inputs "
                          f"{list(inputs)} or 'y' (the output).")
-    return needs, (tuple(n in needs for n in inputs), "y" in needs)
+    flags = tuple(n in needs for n in inputs)
+    return needs, (flags + flags[-1:] * (2 - len(flags)), "y" in needs)
 
 
 def apply(prim: Primitive, *args: Any, **params: Any) -> Tensor:
@@ -161,7 +165,8 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Tensor:
     dev, dtype, n = first._device, first._data.dtype, len(inputs)
     if n == 2:  # (the common case, checked inline)
         second = inputs[1]
-        if second._device is not dev or (prim.same_dtype and second._data.dtype != dtype):
+        if second._device is not dev or (prim.same_dtype and second._data.dtype is not dtype
+                                         and second._data.dtype != dtype):  # (NumPy shares dtypes)
             _check_inputs(prim, inputs)
     elif n > 2:
         _check_inputs(prim, inputs)
@@ -173,10 +178,11 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Tensor:
         if dev.kind == "gpu":
             with dev.activate():
                 out = prim.forward(dev.xp, *[t._data for t in inputs], **params)
-        elif n == 1:
-            out = prim.forward(dev.xp, first._data, **params)
+        elif n == 1:  # (without parameters, a plain call: no keyword dict to build)
+            out = prim.forward(dev.xp, first._data, **params) if params else prim.forward(dev.xp, first._data)
         elif n == 2:
-            out = prim.forward(dev.xp, first._data, second._data, **params)
+            out = (prim.forward(dev.xp, first._data, second._data, **params) if params
+                   else prim.forward(dev.xp, first._data, second._data))
         else:
             out = prim.forward(dev.xp, *[t._data for t in inputs], **params)
     except (ValueError, IndexError, TypeError) as exc:
@@ -205,7 +211,7 @@ def _check_inputs(prim: Primitive, inputs: Sequence[Tensor]) -> None:
             _raise_dtype_mismatch(prim, inputs)
 
 
-def _as_inputs(prim: Primitive, args: Sequence[Any]) -> list[Tensor]:
+def _as_inputs(prim: Primitive, args: Sequence[Any]) -> tuple[Tensor, ...]:
     """The arguments as tensors: Variables read (so tapes see the read), Python values converted."""
     ref = None
     for a in args:
@@ -222,7 +228,7 @@ def _as_inputs(prim: Primitive, args: Sequence[Any]) -> list[Tensor]:
         else:
             a = _weak_tensor(prim, a, ref)
         inputs.append(a)
-    return inputs
+    return tuple(inputs)
 
 
 def _weak_tensor(prim: Primitive, value: Any, ref: Tensor | None) -> Tensor:

@@ -129,7 +129,6 @@ def _keep(tapes: list[Any], inputs: tuple[Tensor, ...], y: Tensor, params: dict)
                 rec = Record(_rec.next_op_id(), _recompute, inputs, y, params, tape._persistent)
             elif tape._persistent:
                 rec.keep_all(inputs, y)
-            rec.holders += 1
             tape._records.append(rec)
     if rec is not None and (watcher := _rec.profiler()) is not None:
         watcher.on_op(_recompute.name, y)

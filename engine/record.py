@@ -13,7 +13,8 @@ A record keeps the arrays its VJP needs (``Primitive.needs``: multiply's gradien
 not its output) and, for the others, a stand-in with the same id, shape, dtype and device whose value
 is not kept (`is_kept`). What the records keep is what reverse mode costs in memory (`eg.memory_profile`).
 A persistent tape's records keep everything (every input and output) until the tape is deleted; a
-non-persistent tape's one `gradient` call lets go of each record's arrays once the walk has used them.
+non-persistent tape's one `gradient` call lets go of each record (and so of its arrays) as soon as the
+walk has passed it.
 
 >>> r.kept                     # x, 3.0, and the output y
 (True, True, False)
@@ -27,41 +28,42 @@ from typing import Any
 Tensor = Any  # an engine.Tensor (engine.tensor imports engine.recording, which imports this module)
 _tensor_type: Any = None  # engine.tensor.Tensor, set by engine.tensor when it is imported
 _new = object.__new__
-_ref = weakref.ref
 
 __all__ = ["NotKept", "Record", "is_kept", "not_kept"]
 
 
-class NotKept(tuple):
-    """What a record holds instead of an array its VJP does not need: the shape and dtype, no values.
+class NotKept(weakref.ref):
+    """What a stand-in holds instead of an array its VJP does not need: a weak reference to the tensor
+    it stands for (calling it gives that tensor while anything else keeps it alive, else None) and that
+    tensor's shape and dtype. No values: reading them is a clear error (nothing computes with it by
+    accident).
 
-    Reading the values is a clear error (nothing can compute with it by accident).
-
-    >>> import numpy as np
-    >>> spec = NotKept(((2, 3), np.dtype("float32")))
-    >>> spec.shape, spec.size, spec.nbytes
-    ((2, 3), 6, 0)
+    >>> import engine as eg
+    >>> x = eg.ones((2, 3))
+    >>> spec = not_kept(x)._data
+    >>> spec.shape, spec.size, spec.nbytes, spec() is x
+    ((2, 3), 6, 0, True)
     """
 
-    __slots__ = ()
+    __slots__ = ("shape", "dtype")
     __array_ufunc__ = None  # ndarray ⊕ NotKept is a TypeError, never an object array
-
-    shape = property(lambda self: self[0])
-    dtype = property(lambda self: self[1])
-    ndim = property(lambda self: len(self[0]))
     nbytes = 0  # it holds no array
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
 
     @property
     def size(self) -> int:
         n = 1
-        for d in self[0]:
+        for d in self.shape:
             n *= d
         return n
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         self._refuse()
 
-    def __add__(self, other: Any) -> Any:  # (a tuple would concatenate or repeat: refuse instead)
+    def __add__(self, other: Any) -> Any:  # (refused with the clear message, as every value read)
         self._refuse()
 
     __radd__ = __mul__ = __rmul__ = __add__
@@ -70,39 +72,55 @@ class NotKept(tuple):
         self._refuse()
 
     def _refuse(self) -> Any:
-        raise ValueError(f"This value (shape {self[0]}, {self[1]}) was not kept by the tape: the gradient "
-                         "of the op that recorded it does not need it (Primitive.needs). Keep a reference "
-                         "to the tensor itself to read it.")
+        raise ValueError(f"This value (shape {self.shape}, {self.dtype}) was not kept by the tape: the "
+                         "gradient of the op that recorded it does not need it (Primitive.needs). Keep a "
+                         "reference to the tensor itself to read it.")
 
     def __repr__(self) -> str:
-        return f"NotKept(shape={self[0]}, dtype={self[1]})"
+        return f"NotKept(shape={self.shape}, dtype={self.dtype})"
 
 
 def not_kept(t: Tensor) -> Tensor:
     """A stand-in for ``t``: its id, name, shape, dtype and device, without its array (Variables, whose
     values live anyway, are themselves)."""
-    if t._is_variable or type(t._data) is NotKept:
-        return t
     return _stand_in(t)
 
 
-_stand_ins: dict[int, Tensor] = {}  # tensor id → its stand-in, for the records made lately
+_stand_ins: dict[int, Tensor] = {}  # tensor id → its stand-in, for the tensors dropped lately
 
 
 def _stand_in(t: Tensor) -> Tensor:
-    """``t``'s stand-in, shared by the records that drop ``t`` (an op's output is the next op's input;
-    a leaf is an input of many ops). Ids are never reused; the table is emptied when it grows."""
-    uid = t._uid
-    s = _stand_ins.get(uid)
+    """``t``'s stand-in, made once and shared by the records that drop ``t`` (an op's output is the next
+    op's input; a leaf is an input of many ops); a Variable or a stand-in is itself. Ids are never
+    reused; the table is emptied when it grows. (Hot path: recording an op calls it.)"""
+    s = _stand_ins.get(t._uid)
     if s is None:
-        if len(_stand_ins) >= 512:
-            _stand_ins.clear()
-        s = _new(_tensor_type)
-        data = t._data
-        s._data = NotKept((data.shape, data.dtype))
-        s._device, s._uid, s.name = t._device, uid, t.name
-        _stand_ins[uid] = s
+        if t._is_variable or type(t._data) is NotKept:
+            return t
+        s = _new_stand_in(t)
     return s
+
+
+def _new_stand_in(t: Tensor) -> Tensor:
+    """A new stand-in for ``t``, remembered for the next records that drop ``t``. A record calls this
+    directly for an op's output, which is new: there is no stand-in to look up yet."""
+    if len(_stand_ins) >= 512:
+        _stand_ins.clear()
+    data = t._data
+    spec = NotKept(t)
+    spec.shape, spec.dtype = data.shape, data.dtype
+    s = _new(_tensor_type)
+    s._data, s._device, s._uid, s.name = spec, t._device, t._uid, t.name
+    _stand_ins[t._uid] = s
+    return s
+
+
+def _alive(t: Tensor) -> Tensor:
+    """The tensor a stand-in stands for while it is alive anywhere, else ``t`` itself."""
+    data = t._data
+    if type(data) is NotKept and (alive := data()) is not None:
+        return alive
+    return t
 
 
 def is_kept(t: Tensor) -> bool:
@@ -132,83 +150,50 @@ class Record:
     ('multiply', True, True)
     """
 
-    __slots__ = ("op_id", "prim", "saved_inputs", "saved_output", "params", "holders", "_refs")
+    __slots__ = ("op_id", "prim", "saved_inputs", "saved_output", "params")
 
     def __init__(self, op_id: int, prim: Any, inputs: tuple[Tensor, ...], output: Tensor, params: dict,
                  keep_all: bool = False):
         self.op_id = op_id
         self.prim = prim
         self.params = params
-        self.holders = 0  # the tapes that hold this record (the walk may free it when only one does)
-        keep = prim.keep
+        keep = prim.keep  # (one flag per input, whether the output is kept), from Primitive.needs
         if keep is None or keep_all:
-            self._refs: tuple | None = None  # weak references to the tensors not kept (None: all kept)
             self.saved_inputs, self.saved_output = inputs, output
             return
-        # keep what the VJPs read (Primitive.needs); the others become stand-ins, weakly referenced
+        # Keep what the VJPs read; a stand-in for the rest (``saved_*``: what the VJPs receive).
+        # This runs for every recorded op, so ops of one and two inputs are spelled out.
         flags, keep_y = keep
-        last = len(flags) - 1
-        refs, saved = [], []
-        for i, t in enumerate(inputs):
-            if flags[i if i < last else last] or t._is_variable:
-                refs.append(None)
-                saved.append(t)
-            else:
-                refs.append(_ref(t))
-                saved.append(_stand_in(t))
-        if keep_y:
-            refs.append(None)
-        else:
-            refs.append(_ref(output))
-            output = _stand_in(output)
-        self._refs = tuple(refs)
-        self.saved_inputs = tuple(saved)  # what the VJPs receive: the tensors kept, stand-ins for the rest
-        self.saved_output = output
+        n = len(inputs)
+        if n == 2:
+            a, b = inputs
+            self.saved_inputs = (a if flags[0] else _stand_in(a), b if flags[1] else _stand_in(b))
+        elif n == 1:
+            self.saved_inputs = inputs if flags[0] else (_stand_in(inputs[0]),)
+        else:  # variadic (concat): the last input's flag holds for the rest
+            flags += flags[-1:] * (n - len(flags))
+            self.saved_inputs = tuple([t if k else _stand_in(t) for t, k in zip(inputs, flags)])
+        self.saved_output = output if keep_y else _new_stand_in(output)
 
     @property
     def inputs(self) -> tuple[Tensor, ...]:
         """The input tensors: the same objects the op took while they are alive anywhere, else their
         stand-ins (same id, shape, dtype and device; values not kept)."""
-        refs = self._refs
-        if refs is None:
-            return self.saved_inputs
-        return tuple(s if r is None or (t := r()) is None else t
-                     for s, r in zip(self.saved_inputs, refs))
+        return tuple(_alive(t) for t in self.saved_inputs)
 
     @property
     def output(self) -> Tensor:
         """The output tensor (the object itself while it is alive anywhere, else its stand-in)."""
-        refs = self._refs
-        r = None if refs is None else refs[-1]
-        return self.saved_output if r is None or (t := r()) is None else t
+        return _alive(self.saved_output)
 
     def keep_all(self, inputs: tuple[Tensor, ...], output: Tensor) -> None:
         """Keep every array (a persistent tape records this op too: it keeps everything until deleted)."""
-        self.saved_inputs, self.saved_output, self._refs = tuple(inputs), output, None
+        self.saved_inputs, self.saved_output = tuple(inputs), output
 
     @property
     def kept(self) -> tuple[bool, ...]:
         """For each input, then the output: whether the record keeps its values (`is_kept`)."""
         return tuple(type(t._data) is not NotKept for t in (*self.saved_inputs, self.saved_output))
-
-    def release(self) -> None:
-        """Let go of every array (the walk has used them; only shapes, dtypes and devices remain)."""
-        old = self._refs
-        refs, saved = [], []
-        for i, t in enumerate(self.saved_inputs):
-            if t._is_variable or type(t._data) is NotKept:
-                refs.append(None if old is None else old[i])
-                saved.append(t)
-            else:
-                refs.append(_ref(t))
-                saved.append(_stand_in(t))
-        out = self.saved_output
-        if type(out._data) is NotKept:
-            refs.append(None if old is None else old[-1])
-        else:
-            refs.append(_ref(out))
-            out = _stand_in(out)
-        self._refs, self.saved_inputs, self.saved_output = tuple(refs), tuple(saved), out
 
     @property
     def op(self) -> str:

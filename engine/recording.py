@@ -238,11 +238,9 @@ def record(prim: Any, inputs: tuple[Any, ...], output: Any, params: dict) -> Non
                     if t._uid in watched:
                         watched.add(output._uid)
                         if rec is None:  # one Record, shared by every tape that saw the op
-                            rec = Record(next(_op_ids), prim, tuple(inputs), output, params,
-                                         tape._persistent)
+                            rec = Record(next(_op_ids), prim, inputs, output, params, tape._persistent)
                         elif tape._persistent:
                             rec.keep_all(inputs, output)
-                        rec.holders += 1
                         tape._records.append(rec)
                         break
     if tracing_threads and (current := _local.tracer) is not None:
@@ -265,7 +263,6 @@ def record_read(prim: Any, var: Any, snapshot: Any) -> None:
         if var._uid in tape._watched:
             if rec is None:
                 rec = Record(next(_op_ids), prim, (var,), snapshot, {}, tape._persistent)
-            rec.holders += 1
             tape._watched.add(snapshot._uid)
             tape._records.append(rec)
     if tracing_threads and (current := _local.tracer) is not None:

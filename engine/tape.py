@@ -215,7 +215,12 @@ class GradientTape:
             seeds = _backward.seed_gradients(targets, output_gradients)
             # Only what this tape watches (or computed from what it watches) has a gradient here.
             watched = [s._uid for s in sources if s._uid in self._watched]
-            grads = _backward.walk(self._records, seeds, watched, release=release) if watched else {}
+            try:
+                grads = _backward.walk(self._records, seeds, watched, release=release) if watched else {}
+            except BaseException:
+                if release:  # the walk had begun to let go of the records: a second call could not be right
+                    self._finish_gradient()
+                raise
         out: list[Tensor | None] = []
         for s in sources:
             g = grads.get(s._uid) if s._uid in self._watched else None
