@@ -1,8 +1,8 @@
-"""`Recorder`: scalars and per-variable gradient statistics, step by step.
+"""`RecordedSteps`: scalars and per-variable gradient statistics, step by step.
 
 What TensorBoard's scalar summaries did in the seeds (``x`` and ``dydx`` written every epoch), kept
-in memory. `gv.Recorder` (`gradviz.render.recorder_plot`) adds ``rec.plot()`` for the scalars, and
-``gv.flow(rec)`` draws the gradients.
+in memory. `gv.Recorder` (`gradviz.render.recorder_plot`) is these numbers with their picture,
+``rec.plot()``; ``gv.flow(rec)`` draws the gradients.
 
 >>> import engine as eg, gradviz as gv
 >>> w = eg.Variable([3.0, 4.0], name="w")
@@ -38,7 +38,7 @@ import numpy as np
 from engine.interop import to_numpy
 from gradviz.model.checks import expect_collection, expect_integer
 
-__all__ = ["Recorder", "GRADIENT_STATS"]
+__all__ = ["RecordedSteps", "GRADIENT_STATS"]
 
 #: The statistics kept for every variable at every step.
 GRADIENT_STATS = ("norm", "mean", "max", "update_ratio")
@@ -126,7 +126,7 @@ def layer_of(name: str) -> str:
     return name.rsplit("/", 1)[0] if "/" in name else name
 
 
-class Recorder:
+class RecordedSteps:
     """Keeps scalars and gradient statistics per step; what TensorBoard summaries did.
 
     ``record(step, loss=None, grads_and_vars=None, **scalars)``: call it once per step (before or
@@ -157,7 +157,7 @@ class Recorder:
                **scalars: Any) -> None:
         """Keep ``loss``, the other ``scalars`` and the statistics of each ``(gradient, variable)``.
 
-        >>> rec = Recorder()
+        >>> rec = RecordedSteps()
         >>> rec.record(0, loss=1.5, accuracy=0.25)
         >>> rec.scalar_names
         ['loss', 'accuracy']
@@ -319,7 +319,7 @@ class Recorder:
         return self.to_dict()
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Recorder:
+    def from_dict(cls, data: Mapping[str, Any]) -> RecordedSteps:
         """A recorder holding what `to_dict()` returned (e.g. loaded from JSON)."""
         rec = cls()
         rec._steps = [int(s) for s in data.get("steps", [])]

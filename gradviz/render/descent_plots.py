@@ -33,10 +33,10 @@ class DescentPlots:
     hidden until `show` shows it."""
 
     def __init__(self, scene: DescentScene, colors: Mapping[str, str], theme: str | None = None) -> None:
-        from gradviz.render.plot import new_figure, palette, style_axes
+        from gradviz.render.plot import new_figure, plot_colors, style_axes
 
         self.scene, self.theme = scene, theme
-        self._palette = palette(theme)
+        self._palette = plot_colors(theme)
         self.fig = new_figure((9.6, 4.0), theme=theme, dpi=80)
         grid = self.fig.add_gridspec(1, 2, width_ratios=[1.35, 1.0], wspace=0.22)
         self.ax = self.fig.add_subplot(grid[0])

@@ -49,9 +49,9 @@ def byte_text(n: float) -> str:
 
 def scope_colors(runs: Sequence[MemoryRun], theme: str | None) -> dict[str, str]:
     """One colour per layer over all ``runs`` (a layer keeps its colour in every panel)."""
-    from gradviz.render.plot import palette
+    from gradviz.render.plot import plot_colors
 
-    series = palette(theme)["series"]
+    series = plot_colors(theme)["series"]
     names: list[str] = []
     for run in runs:
         names += [s for s in run.scopes if s not in names]
@@ -63,10 +63,10 @@ class MemoryPlots:
     artists of each panel (``cursors[i]``: ``line``, ``saved``, ``alive``) are hidden until `show`."""
 
     def __init__(self, runs: Sequence[MemoryRun], theme: str | None = None) -> None:
-        from gradviz.render.plot import new_figure, palette, style_axes
+        from gradviz.render.plot import new_figure, plot_colors, style_axes
 
         self.runs, self.theme = list(runs), theme
-        self._colors = palette(theme)
+        self._colors = plot_colors(theme)
         self.scope_colors = scope_colors(self.runs, theme)
         n = len(self.runs)
         self.fig = new_figure((max(5.2, 4.3 * n + 1.2), 3.9), theme=theme, dpi=80)

@@ -12,6 +12,7 @@ import io
 from typing import Any
 
 from gradviz.render.text import visible
+from gradviz.render.theme import palette
 
 # The colours only plots need, per theme (the rest is gradviz's one palette, `gradviz.render.theme`).
 # "series": one colour per line / optimizer (colour-blind friendly, Okabe–Ito).
@@ -31,18 +32,14 @@ _PLOT_COLORS: dict[str, dict[str, Any]] = {
 
 def theme_name(theme: Any = None) -> str:
     """``"light"`` or ``"dark"``: the given one; ``None``/``"auto"`` follows JupyterLab (see `theme`)."""
-    from gradviz.render.theme import palette as base_palette
-
-    return base_palette("auto" if theme is None else theme).name
+    return palette("auto" if theme is None else theme).name
 
 
-def palette(theme: Any = None) -> dict[str, Any]:
+def plot_colors(theme: Any = None) -> dict[str, Any]:
     """The plotting colours of ``theme``: gradviz's one palette (`gradviz.render.theme.Palette`, under
     ``"palette"``; background, text, muted, the axes' spines in its border colour) plus the colours only
     plots need (one per series, before/after, threshold, the grid)."""
-    from gradviz.render.theme import palette as base_palette
-
-    base = base_palette("auto" if theme is None else theme)
+    base = palette("auto" if theme is None else theme)
     return dict(_PLOT_COLORS[base.name], palette=base, background=base.background, panel=base.background,
                 text=base.text, muted=base.muted, spine=base.border, highlight=base.highlight)
 
@@ -52,7 +49,7 @@ def new_figure(size: tuple[float, float], theme: str | None = None, dpi: float =
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    colors = palette(theme)
+    colors = plot_colors(theme)
     fig = Figure(figsize=size, dpi=dpi, facecolor=colors["background"])
     FigureCanvasAgg(fig)
     return fig
@@ -60,7 +57,7 @@ def new_figure(size: tuple[float, float], theme: str | None = None, dpi: float =
 
 def style_axes(ax: Any, theme: str | None = None) -> None:
     """Quiet axes: light grid, thin spines, theme colours."""
-    colors = palette(theme)
+    colors = plot_colors(theme)
     ax.set_facecolor(colors["panel"])
     for side, spine in ax.spines.items():
         spine.set_color(colors["spine"])
@@ -134,29 +131,6 @@ def png_img_tag(png: bytes, alt: str) -> str:
     return f'<img alt="{esc(alt)}" src="data:image/png;base64,{data}" style="max-width:100%"/>'
 
 
-def fmt(x: Any, digits: int = 4) -> str:
-    """A number for a table: short, NaN/inf spelled out, arrays element-wise."""
-    import math
-
-    from engine.interop import to_numpy
-
-    array = to_numpy(x)
-    if array.ndim > 0:
-        items = [fmt(v, digits) for v in array.ravel()[:6]]
-        more = ", …" if array.size > 6 else ""
-        return "[" + ", ".join(items) + more + "]"
-    v = float(array)
-    if math.isnan(v):
-        return "nan"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    if v == 0:
-        return "0"
-    if 1e-3 <= abs(v) < 1e5:
-        return f"{v:.{digits}g}"
-    return f"{v:.{max(digits - 1, 1)}e}"
-
-
 def encode_png(rgba: Any) -> bytes:
     """PNG bytes of an RGBA pixel array (RGB when opaque; the fastest zlib level: these images are
     redrawn on every slider move)."""
@@ -223,26 +197,6 @@ class Blitter:
             plain_texts(artist)
         self._draw(self.moving)
         return encode_png(np.asarray(canvas.buffer_rgba()))
-
-
-def fmt_exact(x: Any) -> str:
-    """The shortest text that identifies the value in its own dtype (float32 9.1 → "9.1", not
-    9.1000004): what a trace table shows, digit for digit what the engine computed."""
-    import numpy as np
-
-    from engine.interop import to_numpy
-
-    array = to_numpy(x)
-    if array.ndim > 0:
-        more = ", …" if array.size > 6 else ""
-        return "[" + ", ".join(fmt_exact(v) for v in array.ravel()[:6]) + more + "]"
-    if array.dtype.kind == "f":
-        value = array.reshape(())[()]
-        if not np.isfinite(value):
-            return str(value)
-        return np.format_float_positional(value, unique=True, trim="-") if 1e-4 <= abs(value) < 1e8 or \
-            value == 0 else np.format_float_scientific(value, unique=True, trim="-")
-    return str(array.reshape(())[()])
 
 
 def png_size(png: bytes) -> tuple[int, int]:

@@ -21,13 +21,13 @@ __all__ = ["themed_svg", "svg_with_layers", "svg_points", "artists_svg", "compac
 
 
 def themed_svg(svg: str, colors: dict[str, Any]) -> str:
-    """``svg`` (a matplotlib document, or a fragment of one) drawn with ``colors`` (`plot.palette`),
+    """``svg`` (a matplotlib document, or a fragment of one) drawn with ``colors`` (`plot.plot_colors`),
     with each colour of gradviz's palette in its style attributes as that role's CSS variable
     (`theme.role_vars`); a whole document also gets the variables' definitions (`theme.themed_graph`),
     so it follows the light / dark theme like a graph does. Plot-only colours (series, grid) stay.
 
-    >>> from gradviz.render.plot import palette
-    >>> themed_svg('<path style="fill: #59636e"/>', palette("light"))
+    >>> from gradviz.render.plot import plot_colors
+    >>> themed_svg('<path style="fill: #59636e"/>', plot_colors("light"))
     '<path style="fill: var(--gv-muted)"/>'
     """
     swap = role_vars(colors["palette"])

@@ -145,9 +145,9 @@ class DescentTrace(PlotWidget):
     def colors(self) -> dict[str, str]:
         """Each optimizer's colour: the engine's optimizers keep theirs whatever the selection (their
         place in ``eg.optimizers.names()``); others take the next ones."""
-        from gradviz.render.plot import palette
+        from gradviz.render.plot import plot_colors
 
-        series = palette(self.theme)["series"]
+        series = plot_colors(self.theme)["series"]
         standard = list(standard_optimizers())
         others = iter(range(len(standard), len(standard) + len(self._makers)))
         return {n: series[(standard.index(n) if n in standard else next(others)) % len(series)]

@@ -36,7 +36,8 @@ import numpy as np
 import traitlets
 
 from gradviz.model.flow_stats import RATIO_GUIDE, STATS, summarise
-from gradviz.model.recorder import Recorder
+from gradviz.model.recorder import RecordedSteps
+from gradviz.render import fmt
 from gradviz.render.edges import edge_attributes, edge_magnitudes
 from gradviz.render.text import esc
 from gradviz.widgets.base import Whole
@@ -46,7 +47,7 @@ from gradviz.widgets.plot_widget import PlotWidget
 __all__ = ["flow", "FlowView", "summarise", "edge_magnitudes", "edge_attributes", "STATS"]
 
 def _is_model(obj: Any) -> bool:
-    return hasattr(obj, "trainable_variables") and not isinstance(obj, Recorder)
+    return hasattr(obj, "trainable_variables") and not isinstance(obj, RecordedSteps)
 
 
 def _is_pairs(obj: Any) -> bool:
@@ -61,7 +62,7 @@ class FlowView(PlotWidget):
 
     title = "Gradient flow"
 
-    def __init__(self, rec: Recorder, by: str = "layer", stat: str = "norm", log: bool = True,
+    def __init__(self, rec: RecordedSteps, by: str = "layer", stat: str = "norm", log: bool = True,
                  note: str = "", theme: str | None = None):
         super().__init__(theme)
         if not rec.variable_names:
@@ -172,9 +173,9 @@ class FlowView(PlotWidget):
 
     # ---- drawing -------------------------------------------------------------------------------
     def _colors(self, n: int) -> list[Any]:
-        from gradviz.render.plot import palette
+        from gradviz.render.plot import plot_colors
 
-        colors = palette(self.theme)
+        colors = plot_colors(self.theme)
         if n <= len(colors["series"]):
             return colors["series"][:n]
         from matplotlib import colormaps
@@ -185,9 +186,9 @@ class FlowView(PlotWidget):
     def _make_figure(self) -> tuple[Any, dict[str, Any], list[Any]]:
         from matplotlib.ticker import MaxNLocator
 
-        from gradviz.render.plot import log_axis, new_figure, palette, style_axes, wants_log
+        from gradviz.render.plot import log_axis, new_figure, plot_colors, style_axes, wants_log
 
-        colors = palette(self.theme)
+        colors = plot_colors(self.theme)
         steps, names, norms = self._summary("norm")
         series = self._colors(len(names))
         many = len(steps) > 1
@@ -288,7 +289,6 @@ class FlowView(PlotWidget):
         return blitter.render()
 
     def _panel(self) -> str:
-        from gradviz.render.plot import fmt
         from gradviz.render.theme import css_color
 
         steps, names, norms = self._summary("norm")
@@ -307,9 +307,9 @@ class FlowView(PlotWidget):
                     flag = f" <span style='color:{css_color('warn')}'>(barely moving)</span>"
             if not np.isfinite(norms[k, j]):
                 flag += f" <span style='color:{css_color('bad')}'>(no / non-finite gradient)</span>"
-            rows.append(f"<tr><td style='text-align:left'>{esc(name)}</td><td>{fmt(norms[k, j])}</td>"
-                        f"<td>{fmt(maxes[k, j])}</td><td>{fmt(weights[k, j])}</td>"
-                        f"<td>{fmt(ratio)}{flag}</td></tr>")
+            rows.append(f"<tr><td style='text-align:left'>{esc(name)}</td><td>{fmt.cell(norms[k, j])}</td>"
+                        f"<td>{fmt.cell(maxes[k, j])}</td><td>{fmt.cell(weights[k, j])}</td>"
+                        f"<td>{fmt.cell(ratio)}{flag}</td></tr>")
         head = ("<tr><th>" + ("layer" if self.by == "layer" else "variable") +
                 "</th><th>‖g‖</th><th>max |g|</th><th>‖w‖</th><th>‖Δw‖/‖w‖</th></tr>")
         note = f"<div>{esc(self.note)}</div>" if self.note else ""
@@ -359,13 +359,13 @@ def flow(source: Any, tape: Any = None, *, loss: Any = None, names: Any = None, 
     import engine as eg
 
     if isinstance(source, dict) and "gradients" in source:
-        source = Recorder.from_dict(source)
-    if isinstance(source, Recorder):
+        source = RecordedSteps.from_dict(source)
+    if isinstance(source, RecordedSteps):
         return FlowView(source, by=by, stat=stat, log=log, theme=theme)
     if isinstance(source, eg.Tensor) or isinstance(source, eg.GradientTape):
         return flow_graph(source, tape, names=names, theme=theme or "auto")
     if _is_pairs(source):
-        rec = Recorder()
+        rec = RecordedSteps()
         rec.record(0, grads_and_vars=list(source))
         return FlowView(rec, by=by, stat=stat, log=log, theme=theme,
                         note="one step: the gradients given (update/weight needs two records)")
@@ -374,7 +374,7 @@ def flow(source: Any, tape: Any = None, *, loss: Any = None, names: Any = None, 
         if not variables:
             raise ValueError("flow: the model has no trainable variables (has it been called once, so "
                              "that its layers made their weights?).")
-        rec = Recorder()
+        rec = RecordedSteps()
         if loss is None:
             rec.record(0, grads_and_vars=[(None, v) for v in variables])
             return FlowView(rec, by=by, stat=stat, log=log, theme=theme,

@@ -348,7 +348,7 @@ def plot_frames(
     figure adds no moving frames. The view's state is left at the controls' starting positions."""
     import matplotlib  # noqa: PLC0415
 
-    from gradviz.render.plot import palette, svg_text  # noqa: PLC0415
+    from gradviz.render.plot import plot_colors, svg_text  # noqa: PLC0415
 
     if kind_bad := [c.kind for c in controls if c.kind not in _KINDS]:
         raise ValueError(f"plot_frames: control kinds must be in {_KINDS}, got {kind_bad}.")
@@ -356,7 +356,7 @@ def plot_frames(
     for group in (figure_controls, moving_controls or (), panel_controls or ()):
         if unknown := [n for n in group if n not in by_name]:
             raise ValueError(f"plot_frames: no control(s) {unknown}; there are {list(by_name)}.")
-    colors = palette(view.theme)
+    colors = plot_colors(view.theme)
     frames = Frames(kind, title=title, note=note)
     for c in controls:
         if c.kind == "slider":

@@ -117,11 +117,11 @@ class MemoryView(PlotWidget):
     def _make_frames(self, specs: list[Any]) -> Any:
         import matplotlib
 
-        from gradviz.render.plot import palette, svg_text
+        from gradviz.render.plot import plot_colors, svg_text
         from gradviz.widgets.frames import Frames, compact_svg, svg_with_layers, themed_svg
         from gradviz.widgets.plot_widget import _grids_note
 
-        colors = palette(self.theme)
+        colors = plot_colors(self.theme)
         frames = Frames(self.kind, title=self.title, note=_grids_note(specs))
         for c in specs:  # ▶ sweeps a whole profile in about PLAY_MS, however many events it has
             interval = min(400, max(25, PLAY_MS // max(len(c.labels), 1)))

@@ -221,7 +221,7 @@ class PlotWidget(View):
         widgets have rendered."""
         import matplotlib
 
-        from gradviz.render.plot import palette
+        from gradviz.render.plot import plot_colors
         from gradviz.render.svg import strip_prolog
         from gradviz.widgets.frames import compact_svg, themed_svg
 
@@ -233,7 +233,7 @@ class PlotWidget(View):
             if fig is not None:
                 from gradviz.render.plot import svg_text
 
-                svg = themed_svg(compact_svg(strip_prolog(svg_text(fig))), palette(self.theme))
+                svg = themed_svg(compact_svg(strip_prolog(svg_text(fig))), plot_colors(self.theme))
                 parts.append(f"<style>.gradviz-picture svg{{max-width:100%;height:auto}}</style>"
                              f'<div class="gradviz-picture">{svg}</div>')
         parts.append(self._panel())
