@@ -7,7 +7,6 @@ here, and this module only when a widget or plot is made.
 
 from __future__ import annotations
 
-import base64
 import io
 from typing import Any
 
@@ -121,14 +120,6 @@ def svg_text(fig: Any) -> str:
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", facecolor=fig.get_facecolor())
     return buffer.getvalue()
-
-
-def png_img_tag(png: bytes, alt: str) -> str:
-    """An ``<img>`` with the PNG inlined (for static HTML)."""
-    from gradviz.render.text import esc  # noqa: PLC0415
-
-    data = base64.b64encode(png).decode("ascii")
-    return f'<img alt="{esc(alt)}" src="data:image/png;base64,{data}" style="max-width:100%"/>'
 
 
 def encode_png(rgba: Any) -> bytes:

@@ -54,8 +54,9 @@ class View(traitlets.HasTraits):
     """Base class of gradviz's widgets (see the module docstring).
 
     A widget's state is declared once, as traits (``step = traitlets.Int()``) checked by
-    ``@traitlets.validate`` methods that raise a clear ValueError; its controls are linked to those
-    traits (`link_control`), so code and controls change the same state.
+    ``@traitlets.validate`` methods that raise a clear ValueError; the browser widget's controls set
+    those traits (the widget observes the positions its controls report, e.g. ``index``) and a trait
+    set from code moves the controls, so code and controls change the same state.
 
     >>> import engine as eg
     >>> import gradviz as gv
@@ -89,15 +90,6 @@ class View(traitlets.HasTraits):
 
     def _build_widget(self) -> Any:
         raise NotImplementedError
-
-    def link_control(self, name: str, control: Any, transform: tuple[Any, Any] | None = None) -> Any:
-        """Keep the trait ``name`` and ``control.value`` equal in both directions (``transform``: the
-        functions trait → control value and back, when they differ); returns the control."""
-        if transform is None:
-            traitlets.link((self, name), (control, "value"))
-        else:
-            traitlets.link((self, name), (control, "value"), transform=transform)
-        return control
 
     # ---- shared behaviour ---------------------------------------------------------------------
     @property
