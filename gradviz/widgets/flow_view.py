@@ -35,10 +35,11 @@ from typing import Any
 import numpy as np
 import traitlets
 
+from gradviz.model.edge_flow import edge_magnitudes
 from gradviz.model.flow_stats import RATIO_GUIDE, STATS, summarise
 from gradviz.model.recorder import RecordedSteps
 from gradviz.render import fmt
-from gradviz.render.edges import edge_attributes, edge_magnitudes
+from gradviz.render.edges import edge_attributes
 from gradviz.render.text import esc
 from gradviz.widgets.base import Whole
 from gradviz.widgets.flow_frames import draw_lines, flow_frames, short_name

@@ -21,8 +21,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from gradviz.model.checks import expect_labels, expect_tensor
+from gradviz.model.edge_flow import edge_magnitudes
 from gradviz.model.graph_model import COLLAPSE_THRESHOLD, FOLD_BOXES, GraphModel
 from gradviz.render.dot import DEFAULT_SHOW, Drawing, to_dot
+from gradviz.render.edges import edge_attributes
 from gradviz.render.graphviz import render_svg
 from gradviz.render.svg import restyle, strip_prolog
 from gradviz.render.theme import palette, themed_graph
@@ -91,9 +93,7 @@ class GraphView(View):
                 model = model.collapse(expanded, self.fold_limit)
             edge_attrs = None
             if self.edge_magnitude:
-                from gradviz.render.edges import edge_attributes  # noqa: PLC0415
-
-                edge_attrs = edge_attributes(model, theme=self.palette.name)
+                edge_attrs = edge_attributes(edge_magnitudes(model), theme=self.palette.name)
             drawing = to_dot(model, theme=self.palette, show=self.show, rankdir=self.rankdir,
                              prefix=self.prefix, edge_attrs=edge_attrs)
             svg = render_svg(drawing.source)
