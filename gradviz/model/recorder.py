@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+import engine as eg
 from engine.interop import to_numpy
 from gradviz.model.checks import expect_collection, expect_integer
 
@@ -58,8 +59,6 @@ class _Fetch:
         return len(self._items) - 1
 
     def run(self) -> list[float]:
-        import engine as eg  # noqa: PLC0415  (gradviz imports the engine only when it records tensors)
-
         out: list[Any] = list(self._items)
         groups: dict[str, list[int]] = {}
         for i, v in enumerate(out):
@@ -81,8 +80,6 @@ def _is_tensor(value: Any) -> bool:
 def _on_device(value: Any) -> Any:
     """A float64 engine tensor for ``value`` on its own device, read without any tape seeing it
     (a new constant is watched by no tape, so the ops computing statistics from it are not recorded)."""
-    import engine as eg  # noqa: PLC0415
-
     with eg.device(value.device):
         return eg.cast(eg.constant(value), "float64")  # constant(): a plain tensor, no Variable read
 
@@ -216,8 +213,6 @@ class RecordedSteps:
 
     def _queue_stats(self, name: str, grad: Any, var: Any, fetch: _Fetch) -> dict[str, Any]:
         """Slots on ``fetch`` (or ``(value,)`` constants) for one pair's statistics."""
-        import engine as eg  # noqa: PLC0415  (only ever reached with engine values)
-
         nan = (math.nan,)
         slots: dict[str, Any] = {}
         if grad is None:

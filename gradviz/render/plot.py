@@ -8,8 +8,13 @@ here, and this module only when a widget or plot is made.
 from __future__ import annotations
 
 import io
+import math
+import struct
 from typing import Any
 
+import numpy as np
+
+from engine.interop import to_numpy
 from gradviz.render.text import visible
 from gradviz.render.theme import palette
 
@@ -45,7 +50,7 @@ def plot_colors(theme: Any = None) -> dict[str, Any]:
 
 def new_figure(size: tuple[float, float], theme: str | None = None, dpi: float = 100):
     """A pyplot-free `Figure` with an Agg canvas, coloured for ``theme``."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # deferred: matplotlib is heavy
     from matplotlib.figure import Figure
 
     colors = plot_colors(theme)
@@ -79,7 +84,7 @@ def plain_texts(fig: Any) -> Any:
     >>> "cost $w$" in svg_text(plain_texts(fig)), t.get_parse_math()
     (True, False)
     """
-    from matplotlib.axes import Axes
+    from matplotlib.axes import Axes  # deferred: matplotlib is heavy
     from matplotlib.text import Text
     from matplotlib.ticker import FixedFormatter, FuncFormatter
 
@@ -125,8 +130,7 @@ def svg_text(fig: Any) -> str:
 def encode_png(rgba: Any) -> bytes:
     """PNG bytes of an RGBA pixel array (RGB when opaque; the fastest zlib level: these images are
     redrawn on every slider move)."""
-    import numpy as np
-    from PIL import Image
+    from PIL import Image  # deferred: Pillow is heavy
 
     if rgba.shape[-1] == 4 and np.all(rgba[..., 3] == 255):
         rgba = np.ascontiguousarray(rgba[..., :3])
@@ -168,8 +172,6 @@ class Blitter:
                 artist.draw(renderer)
 
     def render(self) -> bytes:
-        import numpy as np
-
         canvas = self.fig.canvas
         if self._background is None:  # rebuilt after a change (a new legend): its texts are plain too
             plain_texts(self.fig)
@@ -192,8 +194,6 @@ class Blitter:
 
 def png_size(png: bytes) -> tuple[int, int]:
     """(width, height) in pixels, read from the PNG header."""
-    import struct
-
     if png[:8] != b"\x89PNG\r\n\x1a\n":
         raise ValueError("not a PNG")
     width, height = struct.unpack(">II", png[16:24])
@@ -212,9 +212,7 @@ def log_axis(ax: Any, which: str = "y", limits: tuple[float, float] | None = Non
 
     matplotlib's default labels are mathtext ($10^{-5}$), whose first use costs most of a second.
     """
-    import math
-
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator  # deferred: matplotlib is heavy
 
     axis = ax.yaxis if which == "y" else ax.xaxis
     (ax.set_yscale if which == "y" else ax.set_xscale)("log")
@@ -229,10 +227,6 @@ def log_axis(ax: Any, which: str = "y", limits: tuple[float, float] | None = Non
 
 def wants_log(values: Any, span: float = 20.0) -> bool:
     """Whether positive ``values`` span more than ``span``× (a log scale then reads better)."""
-    import numpy as np
-
-    from engine.interop import to_numpy
-
     v = to_numpy(values, dtype=float)
     v = v[np.isfinite(v) & (v > 0)]
     return bool(v.size > 1 and v.max() / v.min() > span)

@@ -11,10 +11,14 @@ light / dark theme with no redraw.
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
+from gradviz.render.plot import plain_texts
 from gradviz.render.theme import role_vars, themed_graph
 
 __all__ = ["themed_svg", "svg_with_layers", "svg_points", "artists_svg", "compact_svg"]
@@ -57,8 +61,6 @@ def _slot(name: str) -> str:
 def svg_points(ax: Any, xs: Sequence[float], ys: Sequence[float], digits: int = 1) -> list[list[float]]:
     """Data coordinates of ``ax`` → the coordinates of the figure's SVG (points, y down), as
     `gradviz.render.plot.svg_text` saves it (the whole figure, no cropping). Draw the figure first."""
-    import numpy as np  # noqa: PLC0415
-
     fig = ax.figure
     pixels = ax.transData.transform(np.column_stack([np.asarray(xs, float), np.asarray(ys, float)]))
     scale = 72.0 / fig.dpi
@@ -74,11 +76,7 @@ def artists_svg(fig: Any, artists: Sequence[Any]) -> str:
     """An SVG fragment of ``artists`` alone, in the coordinates of the figure's whole SVG (as
     `gradviz.render.plot.svg_text` saves it): what a layer holds when a control moves only these artists.
     Draw (or save) the figure first, so that its layout is settled."""
-    import io  # noqa: PLC0415
-
-    from matplotlib.backends.backend_svg import RendererSVG  # noqa: PLC0415
-
-    from gradviz.render.plot import plain_texts  # noqa: PLC0415
+    from matplotlib.backends.backend_svg import RendererSVG  # noqa: PLC0415 (deferred: matplotlib is heavy)
 
     for artist in artists:  # the drawn artists only (walking the whole figure is slow)
         plain_texts(artist)

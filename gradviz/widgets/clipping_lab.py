@@ -43,8 +43,10 @@ from gradviz.model.clip_results import (
     parse_gradients,
 )
 from gradviz.render import fmt
+from gradviz.render.plot import Blitter, new_figure, plot_colors, style_axes
 from gradviz.render.text import esc
 from gradviz.widgets.base import Number
+from gradviz.widgets.frames import trait_control
 from gradviz.widgets.plot_widget import PlotWidget
 
 __all__ = ["clipping", "ClippingLab", "ClipResult", "clip_gradients", "METHODS"]
@@ -132,8 +134,6 @@ class ClippingLab(PlotWidget):
         return sorted({float(f"{top * k / 40:.3g}") for k in range(1, 41)} | {self.threshold})
 
     def _frame_controls(self) -> list[Any]:
-        from gradviz.widgets.frames import trait_control
-
         grid = self._threshold_grid()
         note = f"{len(grid)} thresholds from {grid[0]:.3g} to {grid[-1]:.3g} (steps of {grid[-1] / 40:.3g})"
         return [
@@ -144,9 +144,7 @@ class ClippingLab(PlotWidget):
     # ---- drawing -------------------------------------------------------------------------------
     def _make_figure(self) -> tuple[Any, dict[str, Any]]:
         """The figure and its moving artists (those a control changes)."""
-        from matplotlib.patches import Circle, Rectangle
-
-        from gradviz.render.plot import new_figure, plot_colors, style_axes
+        from matplotlib.patches import Circle, Rectangle  # deferred: matplotlib is heavy
 
         colors = plot_colors(self.theme)
         fig = new_figure((8.4, 3.4), theme=self.theme, dpi=80)
@@ -260,8 +258,6 @@ class ClippingLab(PlotWidget):
         return fig
 
     def _draw(self) -> bytes:
-        from gradviz.render.plot import Blitter
-
         if self._fig is None:
             self._fig, self._artists = self._make_figure()
             self._blitter = Blitter(self._fig, self._moving(self._artists))

@@ -27,9 +27,11 @@ from typing import Any
 import numpy as np
 
 from gradviz.render import fmt
+from gradviz.render.descent_plots import DescentPlots
+from gradviz.render.plot import plot_colors, svg_text
 from gradviz.render.text import esc
 from gradviz.render.theme import css_color
-from gradviz.widgets.frames import Frames, rows_html
+from gradviz.widgets.frames import Frames, compact_svg, rows_html, svg_with_layers, themed_svg
 
 __all__ = ["MAX_STEPS", "rate_grid", "step_grid", "momentum_grid", "descent_frames", "panel_parts"]
 
@@ -236,11 +238,7 @@ def _tangents(view: Any, ax: Any, traj: Any, steps: Sequence[int]) -> list[list[
 def descent_frames(view: Any, specs: Sequence[Any], note: str = "") -> Frames:
     """The `Frames` of a `DescentTrace` with controls ``specs`` (step, learning rate, a checkbox per
     optimizer, as `DescentTrace._frame_controls` makes them)."""
-    import matplotlib
-
-    from gradviz.render.descent_plots import DescentPlots
-    from gradviz.render.plot import plot_colors, svg_text
-    from gradviz.widgets.frames import compact_svg, svg_with_layers, themed_svg
+    import matplotlib  # deferred: matplotlib is heavy
 
     colors = plot_colors(view.theme)
     frames = Frames(view.kind, title=view.title, note=note)

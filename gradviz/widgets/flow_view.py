@@ -35,14 +35,19 @@ from typing import Any
 import numpy as np
 import traitlets
 
+import engine as eg
 from gradviz.model.edge_flow import edge_magnitudes
 from gradviz.model.flow_stats import RATIO_GUIDE, STATS, summarise
 from gradviz.model.recorder import RecordedSteps
 from gradviz.render import fmt
 from gradviz.render.edges import edge_attributes
+from gradviz.render.plot import Blitter, log_axis, new_figure, plot_colors, style_axes, wants_log
 from gradviz.render.text import esc
+from gradviz.render.theme import css_color
 from gradviz.widgets.base import Whole
 from gradviz.widgets.flow_frames import draw_lines, flow_frames, short_name
+from gradviz.widgets.frames import trait_control
+from gradviz.widgets.graph_view import GraphView, graph
 from gradviz.widgets.plot_widget import PlotWidget
 
 __all__ = ["flow", "FlowView", "summarise", "edge_magnitudes", "edge_attributes", "STATS"]
@@ -52,8 +57,6 @@ def _is_model(obj: Any) -> bool:
 
 
 def _is_pairs(obj: Any) -> bool:
-    import engine as eg
-
     return isinstance(obj, list | tuple) and len(obj) > 0 and all(
         isinstance(p, tuple | list) and len(p) == 2 and isinstance(p[1], eg.Variable) for p in obj)
 
@@ -145,8 +148,6 @@ class FlowView(PlotWidget):
         return sorted({steps[k] for k in picks} | {self.step})
 
     def _frame_controls(self) -> list[Any]:
-        from gradviz.widgets.frames import trait_control
-
         controls = []
         if len(self.steps) > 1:
             grid = self._step_grid()
@@ -174,20 +175,16 @@ class FlowView(PlotWidget):
 
     # ---- drawing -------------------------------------------------------------------------------
     def _colors(self, n: int) -> list[Any]:
-        from gradviz.render.plot import plot_colors
-
         colors = plot_colors(self.theme)
         if n <= len(colors["series"]):
             return colors["series"][:n]
-        from matplotlib import colormaps
+        from matplotlib import colormaps  # deferred: matplotlib is heavy
 
         cmap = colormaps["viridis"]
         return [cmap(x) for x in np.linspace(0.0, 0.9, n)]
 
     def _make_figure(self) -> tuple[Any, dict[str, Any], list[Any]]:
-        from matplotlib.ticker import MaxNLocator
-
-        from gradviz.render.plot import log_axis, new_figure, plot_colors, style_axes, wants_log
+        from matplotlib.ticker import MaxNLocator  # deferred: matplotlib is heavy
 
         colors = plot_colors(self.theme)
         steps, names, norms = self._summary("norm")
@@ -277,8 +274,6 @@ class FlowView(PlotWidget):
         return fig
 
     def _draw(self) -> bytes:
-        from gradviz.render.plot import Blitter
-
         key = (self.by, self.stat, self.log)
         if key not in self._figs:
             if len(self._figs) > 8:
@@ -290,8 +285,6 @@ class FlowView(PlotWidget):
         return blitter.render()
 
     def _panel(self) -> str:
-        from gradviz.render.theme import css_color
-
         steps, names, norms = self._summary("norm")
         ratios = self._summary("update_ratio")[2]
         maxes = self._summary("max")[2]
@@ -321,8 +314,6 @@ class FlowView(PlotWidget):
 
 def flow_graph(target: Any, tape: Any = None, names: Any = None, theme: str = "auto") -> Any:
     """``gv.graph(target, tape, names)`` with each edge as wide as the gradient flowing along it."""
-    from gradviz.widgets.graph_view import GraphView, graph
-
     base = graph(target, tape, names=names, theme=theme)
     return GraphView(base.full_model, show=base.show, theme=theme, rankdir=base.rankdir, edge_magnitude=True)
 
@@ -357,8 +348,6 @@ def flow(source: Any, tape: Any = None, *, loss: Any = None, names: Any = None, 
     >>> gv.flow(rec).names
     ['dense_1']
     """
-    import engine as eg
-
     if isinstance(source, dict) and "gradients" in source:
         source = RecordedSteps.from_dict(source)
     if isinstance(source, RecordedSteps):

@@ -28,8 +28,10 @@ import traitlets
 
 from gradviz.model.gradient_check import GradientComparison, compare_gradients
 from gradviz.render import fmt
+from gradviz.render.plot import log_axis, new_figure, plot_colors, png_bytes, style_axes
 from gradviz.render.text import esc
 from gradviz.render.theme import css_color
+from gradviz.widgets.frames import trait_control
 from gradviz.widgets.plot_widget import PlotWidget
 
 __all__ = ["check_gradients", "GradientCheck"]
@@ -90,8 +92,6 @@ class GradientCheck(PlotWidget):
 
     # ---- controls: the browser switches between panels computed here (no kernel needed) ------------
     def _frame_controls(self) -> list[Any]:
-        from gradviz.widgets.frames import trait_control
-
         controls = []
         if len(self.names) > 1:
             controls.append(trait_control(self, "input", "dropdown", list(self.names)))
@@ -101,9 +101,7 @@ class GradientCheck(PlotWidget):
 
     # ---- drawing -------------------------------------------------------------------------------
     def _figure(self) -> Any:
-        from matplotlib.ticker import MaxNLocator
-
-        from gradviz.render.plot import log_axis, new_figure, plot_colors, style_axes
+        from matplotlib.ticker import MaxNLocator  # deferred: matplotlib is heavy
 
         colors = plot_colors(self.theme)
         fig = new_figure((8.0, 2.8), theme=self.theme, dpi=80)
@@ -147,8 +145,6 @@ class GradientCheck(PlotWidget):
         return fig
 
     def _draw(self) -> bytes:
-        from gradviz.render.plot import png_bytes
-
         if not hasattr(self, "_png_cache"):
             self._png_cache = png_bytes(self._figure())  # the picture does not depend on the controls
         return self._png_cache

@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from engine import GradientTape, Graph, nest
+from gradviz.model import tapeinfo
 from gradviz.model.checks import NAMES, expect_mapping, expect_tensors
 from gradviz.model.graph_model import build_model
 from gradviz.model.graph_style import graph_tape, is_graph_value
@@ -26,6 +28,7 @@ from gradviz.model.protocol import is_engine_tape
 from gradviz.render.dot import DEFAULT_SHOW
 from gradviz.widgets.graph_info import node_info
 from gradviz.widgets.graph_widget import GraphView
+from gradviz.widgets.traced_view import traced_graph
 
 __all__ = ["graph", "GraphView", "node_info"]
 
@@ -65,11 +68,7 @@ def graph(
     >>> "<svg" in gv.graph(y, tape, names={"x": x, "y": y}).to_svg()
     True
     """
-    from engine import GradientTape, Graph  # noqa: PLC0415
-
     if isinstance(target, Graph):
-        from gradviz.widgets.traced_view import traced_graph  # noqa: PLC0415
-
         return traced_graph(target, collapse=collapse, theme=theme, rankdir=rankdir)  # type: ignore[return-value]
 
     expect_mapping("gv.graph", "names", names, NAMES)
@@ -95,16 +94,11 @@ def _graph_style(obj: Any) -> bool:
 
 
 def _all_tapes(obj: Any) -> bool:
-    from engine import GradientTape  # noqa: PLC0415
-
     items = obj if isinstance(obj, list) else [obj]
     return bool(items) and all(isinstance(t, GradientTape) for t in items)
 
 
 def _find_tape(target: Any, names: Mapping[str, Any] | None) -> Any:
-    from engine import GradientTape, nest  # noqa: PLC0415
-    from gradviz.model import tapeinfo  # noqa: PLC0415
-
     wanted = {t.id for t in nest.flatten(target)}
     candidates = [v for v in (names or {}).values() if isinstance(v, GradientTape)] + tapeinfo.known_tapes()
     for t in candidates:

@@ -30,6 +30,7 @@ from gradviz.render.svg import restyle, strip_prolog
 from gradviz.render.theme import palette, themed_graph
 from gradviz.widgets.base import View, esc, svg_widget_class
 from gradviz.widgets.graph_info import node_info
+from gradviz.widgets.graph_states import expanded_in, fold_states, state_of
 
 __all__ = ["GraphView", "SHOW_FIELDS"]
 
@@ -228,8 +229,6 @@ class GraphView(View):
 
     # ---- the live widget ------------------------------------------------------------------------
     def _build_widget(self) -> Any:
-        from gradviz.widgets.graph_states import fold_states  # noqa: PLC0415
-
         states = fold_states(self)
         state = self._state()
         cls = svg_widget_class()
@@ -246,16 +245,12 @@ class GraphView(View):
         return w
 
     def _state(self) -> str:
-        from gradviz.widgets.graph_states import state_of  # noqa: PLC0415
-
         if not self.collapsible:
             return ""
         return state_of(self.full_model.fold_plan(self.fold_limit), self.expanded, self.opened)
 
     def _on_state(self, change: dict) -> None:
         """The front end opened or closed a group by itself (a precomputed view): follow it."""
-        from gradviz.widgets.graph_states import expanded_in  # noqa: PLC0415
-
         state = change["new"]
         if not state or state == self._state():
             return
