@@ -47,7 +47,8 @@ from gradviz.render.theme import css_color
 from gradviz.widgets.base import Whole
 from gradviz.widgets.flow_frames import draw_lines, flow_frames, short_name
 from gradviz.widgets.frames import trait_control
-from gradviz.widgets.graph_view import GraphView, graph
+from gradviz.widgets.graph_entry import graph
+from gradviz.widgets.graph_view import GraphView
 from gradviz.widgets.plot_widget import PlotWidget
 
 __all__ = ["flow", "FlowView", "summarise", "edge_magnitudes", "edge_attributes", "STATS"]
