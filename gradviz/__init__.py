@@ -21,7 +21,7 @@ __version__ = "0.1.0"
 # public name → (module, attribute); loaded on first use. The folders are the layers: model/ (data
 # built from tapes and optimizers), render/ (DOT, SVG, plots, themes), widgets/ (one module per widget).
 _LAZY = {
-    "graph": ("widgets.graph_view", "graph"),
+    "graph": ("widgets.graph_entry", "graph"),
     "tape": ("widgets.tape_inspector", "tape"),
     "explain_none": ("model.explain", "explain_none"),
     "backprop": ("widgets.stepper", "backprop"),

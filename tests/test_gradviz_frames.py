@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from gradviz.render.plot import new_figure, palette, style_axes, svg_text
+from gradviz.render.plot import new_figure, plot_colors, style_axes, svg_text
 from gradviz.render.theme import LIGHT
 from gradviz.widgets.frames import (
     Control,
@@ -65,7 +65,7 @@ def test_bad_specs_are_clear_errors():
 
 def test_palette_colours_become_the_one_set_of_css_variables_graphs_use():
     for theme in ("light", "dark"):
-        colors = palette(theme)
+        colors = plot_colors(theme)
         svg = (
             f'<svg><path style="fill: {colors["text"]}; stroke: {colors["grid"]}"/>'
             f'<path style="fill: {colors["muted"]}"/><path style="fill: #0072b2"/></svg>'

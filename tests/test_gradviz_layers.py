@@ -48,3 +48,22 @@ def test_a_widget_holds_its_drawing_rather_than_inheriting_it(path):
     bad = [(node.name, base.id) for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
            for base in node.bases if isinstance(base, ast.Name) and base.id in from_render]
     assert not bad, f"gradviz/widgets/{path.name}: {bad} inherit from gradviz.render (hold an instance)"
+
+
+RENDER = sorted((ROOT / "gradviz" / "render").glob("*.py"))
+WALKS = {"gradviz.model.tapeinfo": "walk", "engine": "backward_steps", "engine.backward": "backward_steps"}
+
+
+@pytest.mark.parametrize("path", RENDER, ids=lambda p: f"render/{p.name}")
+def test_render_draws_what_the_model_computed_and_walks_nothing(path):
+    """The model computes what render draws (issue 29): no render module takes the engine's backward
+    walk (``tapeinfo.walk``, ``eg.backward_steps``) or the module that offers it."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    bad = [f"{node.module}.{a.name}" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+           for a in node.names if WALKS.get(node.module or "") == a.name
+           or f"{node.module}.{a.name}" == "gradviz.model.tapeinfo"]
+    bad += [a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names
+            if a.name == "gradviz.model.tapeinfo"]
+    bad += [node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+            and node.attr == "backward_steps"]
+    assert not bad, f"gradviz/render/{path.name} walks the backward pass ({bad}): compute it in gradviz/model"

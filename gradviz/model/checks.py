@@ -12,8 +12,14 @@ TypeError: gv.descent: f must be a function, got float 3.0.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+import numpy as np
+
+from engine import Tensor, checks, nest
+from engine.interop import to_numpy
 
 __all__ = [
     "describe", "wrong_type", "expect_tensor", "expect_tensors", "expect_callable", "expect_numbers",
@@ -47,8 +53,6 @@ def wrong_type(where: str, what: str, expected: str, value: Any, hint: str = "")
 
 
 def _is_tensor(value: Any) -> bool:
-    from engine import Tensor  # noqa: PLC0415  (engine is light; gradviz imports it lazily)
-
     return isinstance(value, Tensor)
 
 
@@ -68,8 +72,6 @@ def expect_tensors(where: str, what: str, value: Any, hint: str = "",
     >>> len(expect_tensors("gv.backprop", "sources", {"a": eg.constant(1.0), "b": [eg.constant(2.0)]}))
     2
     """
-    from engine import nest  # noqa: PLC0415
-
     if value is None or isinstance(value, str | bytes):
         raise wrong_type(where, what, expected, value, hint)
     flat = nest.flatten(value)
@@ -90,14 +92,11 @@ def expect_callable(where: str, what: str, value: Any, hint: str = "") -> Any:
 def expect_numbers(where: str, what: str, value: Any, hint: str = "") -> None:
     """Refuse what cannot be a point of numbers: None, text, mappings, functions, or nested lists
     holding them (a number, a list of numbers, an array or a tensor passes)."""
-    import numpy as np  # noqa: PLC0415
-
     expected = "a number, a list of numbers, an array or a tensor"
     if _is_tensor(value) or (isinstance(value, np.ndarray | np.generic) and value.dtype.kind in "biufc"):
         return
     if value is None or isinstance(value, str | bytes | Mapping) or callable(value):
         raise wrong_type(where, what, expected, value, hint)
-    from engine.interop import to_numpy  # noqa: PLC0415  (reads values without a tape warning)
 
     try:
         kind = to_numpy(value).dtype.kind
@@ -110,8 +109,6 @@ def expect_numbers(where: str, what: str, value: Any, hint: str = "") -> None:
 def expect_collection(where: str, what: str, value: Any, expected: str, hint: str = "") -> list[Any]:
     """The items of ``value`` when it is a list, tuple or other iterable of items (not text, not a
     mapping, not a lone tensor or array), as a list; else a `TypeError` saying what was ``expected``."""
-    import numpy as np  # noqa: PLC0415
-
     lone = _is_tensor(value) or isinstance(value, np.ndarray)
     if lone or value is None or isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
         raise wrong_type(where, what, expected, value, hint)
@@ -144,8 +141,6 @@ def expect_integer(where: str, what: str, value: Any, expected: str = "an intege
     >>> expect_integer("Recorder.record", "step", 3.0)
     3
     """
-    import operator  # noqa: PLC0415
-
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if not isinstance(value, bool):
@@ -165,8 +160,6 @@ def expect_number(where: str, what: str, value: Any) -> float:
     >>> expect_number("gv.clipping", "threshold", np.float16(0.5))
     0.5
     """
-    from engine import checks  # noqa: PLC0415
-
     try:
         return checks.number(value, what, where)
     except ValueError:  # a number, but not finite: the widget says what it needs

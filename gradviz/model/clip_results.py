@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+import engine as eg
+import engine.clipping
 from gradviz.model.checks import expect_collection, expect_numbers
 
 __all__ = [
@@ -60,14 +62,10 @@ class ClipResult:
 
 def _clip_module() -> Any:
     """``engine.clipping``: clip_by_value, clip_by_norm, global_norm, clip_by_global_norm, norm."""
-    import engine.clipping
-
     return engine.clipping
 
 
 def _to_tensor(g: Any) -> Any:
-    import engine as eg
-
     if g is None or isinstance(g, eg.Tensor):
         return g
     return eg.constant(g)
@@ -117,8 +115,6 @@ def measure_before(grads: Sequence[Any]) -> Before:
     >>> b.norms[0], math.isnan(b.norms[1]), b.global_norm
     (5.0, True, 5.0)
     """
-    import engine as eg
-
     C = _clip_module()
     tensors = [_to_tensor(g) for g in grads]
     present = [g for g in tensors if g is not None]
@@ -142,8 +138,6 @@ def clip_gradients(
     >>> r.clipped[0].numpy(), round(r.angle_deg, 2)
     (array([1., 1.], dtype=float32), 8.13)
     """
-    import engine as eg
-
     C = _clip_module()
     if method not in METHODS:
         raise ValueError(f"clipping: unknown method {method!r}; choose one of {', '.join(METHODS)}.")
@@ -191,8 +185,6 @@ def parse_gradients(grads: Any, names: Sequence[str] | None) -> tuple[list[Any],
         labels = [str(k) for k in grads]
         items = list(grads.values())
     else:
-        import engine as eg
-
         lone = isinstance(grads, eg.Tensor | np.ndarray)
         items = expect_collection(
             "gv.clipping", "the gradients", grads,

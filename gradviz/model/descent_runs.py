@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+import engine as eg
+from engine import optimizers
 from engine.interop import to_numpy
 
 __all__ = ["Trajectory", "Update", "run_optimizer", "factories", "evaluate_many", "nice_box",
@@ -24,8 +26,6 @@ __all__ = ["Trajectory", "Update", "run_optimizer", "factories", "evaluate_many"
 
 
 def _optimizers_module() -> Any:
-    from engine import optimizers  # noqa: PLC0415
-
     return optimizers
 
 
@@ -79,14 +79,10 @@ class Trajectory:
 
 
 def _make_var(start: np.ndarray) -> Any:
-    import engine as eg
-
     return eg.Variable(eg.constant(start), name="theta")
 
 
 def _loss_value(loss: Any) -> float:
-    import engine as eg
-
     if not isinstance(loss, eg.Tensor):
         raise TypeError(f"descent: f must return an engine Tensor (the loss), got {type(loss).__name__}.")
     if loss.size != 1:
@@ -110,8 +106,6 @@ def run_optimizer(f: Callable[[Any], Any], start: np.ndarray, optimizer: Any, st
 
 def _run(f: Callable[[Any], Any], start: np.ndarray, optimizer: Any, steps: int,
          name: str | None) -> Trajectory:
-    import engine as eg
-
     var = _make_var(start)
     updates: list[Update] = []
     diverged = None
@@ -236,8 +230,6 @@ def evaluate_many(f: Callable[[Any], Any], points: np.ndarray, dtype: np.dtype) 
     x values); the result is kept only if it has one value per point and matches f at a few points
     evaluated one by one. Otherwise f is called point by point.
     """
-    import engine as eg
-
     def one(p: np.ndarray) -> float:
         return float(to_numpy(f(eg.constant(np.asarray(p, dtype=dtype)))).reshape(()))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from engine import Variable, backward_steps
 from gradviz.model import tapeinfo
 from gradviz.model.checks import expect_tensor
 
@@ -37,8 +38,6 @@ def variable_reads(records: list[Any]) -> dict[int, int]:
 
 def _connected(records: list[Any], source: Any, target: Any) -> bool:
     """Whether the engine's backward walk over ``records`` brings ``target``'s gradient to ``source``."""
-    from engine import backward_steps  # noqa: PLC0415
-
     with tapeinfo.quiet():
         for step in backward_steps(list(records), target, source):
             arrived = zip(step.record.inputs, step.contributions)
@@ -67,8 +66,6 @@ def explain_none(tape: Any, target: Any, source: Any, others: Iterable[Any] | No
     >>> explain_none(tape, y, x) is None       # this one has a gradient
     True
     """
-    from engine import Variable  # noqa: PLC0415
-
     tapes = tapeinfo.as_tapes(tape, "gv.explain_none")
     if len(tapes) != 1:
         raise TypeError("explain_none: pass one tape (the one whose gradient() gave None).")

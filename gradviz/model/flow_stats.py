@@ -1,10 +1,10 @@
-"""Gradient-flow statistics per layer or variable over the recorded steps (from a `Recorder`)."""
+"""Gradient-flow statistics per layer or variable over the recorded steps (of a `gv.Recorder`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from gradviz.model.recorder import Recorder
+from gradviz.model.recorder import RecordedSteps
 
 __all__ = ["summarise", "STATS", "RATIO_GUIDE"]
 
@@ -15,7 +15,7 @@ STATS = {"norm": "gradient norm ‖g‖", "max": "largest |g|", "update_ratio": 
 RATIO_GUIDE = 1e-3
 
 
-def summarise(rec: Recorder, stat: str, by: str = "layer") -> tuple[list[int], list[str], np.ndarray]:
+def summarise(rec: RecordedSteps, stat: str, by: str = "layer") -> tuple[list[int], list[str], np.ndarray]:
     """``(steps, names, values)``: ``values[i, j]`` is ``stat`` at ``steps[i]`` for layer/variable ``j``.
 
     By layer, the variables of a layer are combined exactly: the norm of the layer's whole gradient

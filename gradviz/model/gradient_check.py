@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+import engine as eg
+from engine import checks
 from gradviz.model.checks import expect_callable, expect_numbers
 
 __all__ = ["GradientComparison", "compare_gradients", "central_differences", "sample_size"]
@@ -104,9 +106,6 @@ def compare_gradients(f: Callable, args: Sequence[Any], eps: float = 1e-6, rtol:
     """``f``'s analytic gradients at ``args`` against central differences, each element held to its
     error bound (see the module); inputs with more elements than `sample_size` allows are checked on
     a random sample (``seed``). ``where`` names the call in error messages."""
-    import engine as eg
-    from engine import checks
-
     expect_callable(where, "f", f)
     if not args:
         raise ValueError("check_gradients: give the inputs to check at: check_gradients(f, x, y).")
@@ -205,8 +204,6 @@ def central_differences(f: Callable, inputs: list[np.ndarray], k: int, idx: np.n
     >>> central_differences(lambda x: x * x, [np.array([3.0])], 0, np.array([0]), 1e-6).round(6)
     array([6.])
     """
-    import engine as eg
-
     out = np.full(inputs[k].shape, np.nan)
     flat_out = out.reshape(-1)
     magnitude, steps = np.zeros(len(idx)), np.zeros(len(idx))
@@ -228,8 +225,6 @@ def central_differences(f: Callable, inputs: list[np.ndarray], k: int, idx: np.n
 
 def _evaluate(f: Callable, fixed: list[Any], k: int, array: np.ndarray) -> tuple[float, float]:
     """sum f and sum |f| with input ``k`` set to ``array`` (float64 sums)."""
-    import engine as eg
-
     args = list(fixed)
     args[k] = eg.constant(array)  # a copy (eg.constant never aliases the caller's array)
     out = _checked(f(*args)).numpy()
@@ -256,14 +251,10 @@ def _as_float64(a: Any, name: str, where: str) -> np.ndarray:
 
 def _call(f: Callable, arrays: Sequence[np.ndarray]) -> Any:
     """f on float64 tensors: the tensor it returns."""
-    import engine as eg
-
     return _checked(f(*[eg.constant(a) for a in arrays]))
 
 
 def _checked(out: Any) -> Any:
-    import engine as eg
-
     if not isinstance(out, eg.Tensor):
         raise TypeError(f"check_gradients: f must return an engine Tensor, got {type(out).__name__}.")
     return out

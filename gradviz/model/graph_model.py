@@ -26,7 +26,9 @@ from typing import Any
 import numpy as np
 
 from gradviz.model import protocol, tapeinfo
+from gradviz.model.checks import NAMES, expect_mapping, expect_tensors
 from gradviz.model.explain import drawn_id, variable_reads
+from gradviz.model.fold import fold_plan
 from gradviz.model.scopes import assign_scopes
 
 __all__ = ["Node", "Edge", "GraphModel", "build_model", "COLLAPSE_THRESHOLD", "FOLD_BOXES"]
@@ -151,8 +153,6 @@ class GraphModel:
 
     def fold_plan(self, max_nodes: int = FOLD_BOXES) -> Any:
         """How this graph folds into groups (`gradviz.model.fold.fold_plan`; once per ``max_nodes``)."""
-        from gradviz.model.fold import fold_plan  # noqa: PLC0415
-
         if max_nodes not in self._plans:
             self._plans[max_nodes] = fold_plan(self, max_nodes=max_nodes)
         return self._plans[max_nodes]
@@ -421,8 +421,6 @@ def _foreign_targets(target: Any, reading: protocol.Reading, caller: str = "gv.g
 def _names_by_key(names: Mapping[str, Any] | None, reading: protocol.Reading,
                   caller: str = "gv.graph") -> dict[int, str]:
     """Value id → a variable name, for another engine's values (matched by identity)."""
-    from gradviz.model.checks import NAMES, expect_mapping  # noqa: PLC0415
-
     expect_mapping(caller, "names", names, NAMES)
     out: dict[int, str] = {}
     for name, obj in (names or {}).items():
@@ -445,8 +443,6 @@ def _feeding(merged: list, targets: list) -> tuple[list, dict[int, Any]]:
 
 
 def _flatten_targets(target: Any, caller: str = "gv.graph") -> list[Any]:
-    from gradviz.model.checks import expect_tensors  # noqa: PLC0415
-
     if target is None:
         return []
     return expect_tensors(caller, "the target", target)

@@ -26,6 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from gradviz.model.checks import describe
+from gradviz.model.protocol import array_of
+
 __all__ = ["GraphRecord", "GraphTape", "GraphStep", "is_graph_value", "graph_tape", "graph_steps",
            "complete_after"]
 
@@ -96,8 +99,6 @@ def describe_value(v: Any) -> str:
     "V 'c' (op '*', data 3.0)"
     """
     if not is_graph_value(v):
-        from gradviz.model.checks import describe  # noqa: PLC0415
-
         return describe(v)
     label = next((n for n in (getattr(v, "name", None), getattr(v, "label", None))
                   if isinstance(n, str) and n), None)
@@ -105,7 +106,6 @@ def describe_value(v: Any) -> str:
     op = _field(v, _OPS)[1]
     if isinstance(op, str) and op:
         parts.append(f"op {op!r}")
-    from gradviz.model.protocol import array_of  # noqa: PLC0415  (protocol imports this module)
 
     held = array_of(v)
     if held is not v:

@@ -35,6 +35,10 @@ from typing import Any
 
 import numpy as np
 
+from engine import GradientTape, Tensor, Variable, primitives
+from gradviz.model import tapeinfo
+from gradviz.model.checks import describe
+
 __all__ = ["ProtocolError", "Value", "Op", "Step", "Reader", "read_records", "array_of", "host_array",
            "is_engine_tape", "shown_id"]
 
@@ -197,8 +201,6 @@ def shown_id(key: int) -> str:
 
 
 def _engine_types() -> tuple[type, type, type]:
-    from engine import GradientTape, Tensor, Variable  # noqa: PLC0415
-
     return Tensor, Variable, GradientTape
 
 
@@ -256,8 +258,6 @@ class Reader:
         if lazy is None:
             array = host_array(held)
             if array is None or array.dtype.kind not in "biufc":
-                from gradviz.model.checks import describe  # noqa: PLC0415
-
                 raise ProtocolError(f"{self.where}: {where} is {describe(obj)}, not an array. A value "
                                     "must be an array, or have .value or .data holding one (anything "
                                     "numpy.asarray takes).")
@@ -300,7 +300,6 @@ class Reader:
             raise self._fail(here, "has no outputs: r.outputs must hold the value the op made.")
         ins = tuple(self.value(x, f"{here}: input {i}") for i, x in enumerate(seqs[0]))
         outs = tuple(self.value(x, f"{here}: output {i}") for i, x in enumerate(seqs[1]))
-        from engine import primitives  # noqa: PLC0415
 
         prim = primitives.get(op) or Stand(op, len(ins))
         params = getattr(r, "params", None)
@@ -357,8 +356,6 @@ class Reader:
     def _array(self, obj: Any, where: str) -> np.ndarray:
         a = host_array(array_of(obj))
         if a is None or a.dtype.kind not in "biufc":
-            from gradviz.model.checks import describe  # noqa: PLC0415
-
             raise ProtocolError(f"{self.where}: {where} is {describe(obj)}, not an array of numbers.")
         return a
 
@@ -432,8 +429,6 @@ def read_tape(tape: Any, where: str = "gv.graph", reader: Reader | None = None) 
     ...     print(str(e)[:58])
     gv.graph: the tape must be an eg.GradientTape (or a list o
     """
-    from gradviz.model import tapeinfo  # noqa: PLC0415
-
     reader = reader or Reader(where)
     if is_engine_tape(tape):
         tapes = tapeinfo.as_tapes(tape, where)
@@ -442,8 +437,6 @@ def read_tape(tape: Any, where: str = "gv.graph", reader: Reader | None = None) 
         return Reading(rows, tapes, reader)
     records = getattr(tape, "records", None)
     if records is None:
-        from gradviz.model.checks import describe  # noqa: PLC0415
-
         raise ProtocolError(f"{where}: the tape must be an eg.GradientTape (or a list of them) or your "
                             "own engine's tape with .records (the ops in the order they ran), got "
                             f"{describe(tape)}.")

@@ -1,8 +1,8 @@
-"""`Recorder`: scalars and per-variable gradient statistics, step by step.
+"""`RecordedSteps`: scalars and per-variable gradient statistics, step by step.
 
 What TensorBoard's scalar summaries did in the seeds (``x`` and ``dydx`` written every epoch), kept
-in memory. `gv.Recorder` (`gradviz.render.recorder_plot`) adds ``rec.plot()`` for the scalars, and
-``gv.flow(rec)`` draws the gradients.
+in memory. `gv.Recorder` (`gradviz.render.recorder_plot`) is these numbers with their picture,
+``rec.plot()``; ``gv.flow(rec)`` draws the gradients.
 
 >>> import engine as eg, gradviz as gv
 >>> w = eg.Variable([3.0, 4.0], name="w")
@@ -35,10 +35,11 @@ from typing import Any
 
 import numpy as np
 
+import engine as eg
 from engine.interop import to_numpy
 from gradviz.model.checks import expect_collection, expect_integer
 
-__all__ = ["Recorder", "GRADIENT_STATS"]
+__all__ = ["RecordedSteps", "GRADIENT_STATS"]
 
 #: The statistics kept for every variable at every step.
 GRADIENT_STATS = ("norm", "mean", "max", "update_ratio")
@@ -58,8 +59,6 @@ class _Fetch:
         return len(self._items) - 1
 
     def run(self) -> list[float]:
-        import engine as eg  # noqa: PLC0415  (gradviz imports the engine only when it records tensors)
-
         out: list[Any] = list(self._items)
         groups: dict[str, list[int]] = {}
         for i, v in enumerate(out):
@@ -81,8 +80,6 @@ def _is_tensor(value: Any) -> bool:
 def _on_device(value: Any) -> Any:
     """A float64 engine tensor for ``value`` on its own device, read without any tape seeing it
     (a new constant is watched by no tape, so the ops computing statistics from it are not recorded)."""
-    import engine as eg  # noqa: PLC0415
-
     with eg.device(value.device):
         return eg.cast(eg.constant(value), "float64")  # constant(): a plain tensor, no Variable read
 
@@ -126,7 +123,7 @@ def layer_of(name: str) -> str:
     return name.rsplit("/", 1)[0] if "/" in name else name
 
 
-class Recorder:
+class RecordedSteps:
     """Keeps scalars and gradient statistics per step; what TensorBoard summaries did.
 
     ``record(step, loss=None, grads_and_vars=None, **scalars)``: call it once per step (before or
@@ -157,7 +154,7 @@ class Recorder:
                **scalars: Any) -> None:
         """Keep ``loss``, the other ``scalars`` and the statistics of each ``(gradient, variable)``.
 
-        >>> rec = Recorder()
+        >>> rec = RecordedSteps()
         >>> rec.record(0, loss=1.5, accuracy=0.25)
         >>> rec.scalar_names
         ['loss', 'accuracy']
@@ -216,8 +213,6 @@ class Recorder:
 
     def _queue_stats(self, name: str, grad: Any, var: Any, fetch: _Fetch) -> dict[str, Any]:
         """Slots on ``fetch`` (or ``(value,)`` constants) for one pair's statistics."""
-        import engine as eg  # noqa: PLC0415  (only ever reached with engine values)
-
         nan = (math.nan,)
         slots: dict[str, Any] = {}
         if grad is None:
@@ -319,7 +314,7 @@ class Recorder:
         return self.to_dict()
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Recorder:
+    def from_dict(cls, data: Mapping[str, Any]) -> RecordedSteps:
         """A recorder holding what `to_dict()` returned (e.g. loaded from JSON)."""
         rec = cls()
         rec._steps = [int(s) for s in data.get("steps", [])]

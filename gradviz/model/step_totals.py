@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from engine import BackwardStep, ones_like
 from gradviz.model import tapeinfo
 
 __all__ = ["Arrival", "accumulate", "local_derivative"]
@@ -77,8 +78,6 @@ def local_derivative(step: Any, i: int) -> np.ndarray | None:
     """∂y/∂x_i per element, for an elementwise engine primitive whose input i has the output's shape: the
     primitive's own VJP applied to ones, kept only when upstream × local equals the step's contribution.
     (None for another engine's steps: their rules are theirs.)"""
-    from engine import BackwardStep, ones_like  # noqa: PLC0415
-
     if not isinstance(step.source, BackwardStep):
         return None
     r, c = step.source.record, step.contributions[i]

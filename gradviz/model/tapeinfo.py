@@ -19,6 +19,9 @@ import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from engine import GradientTape, Tensor, active_tapes, add, backward_steps, ones_like
+from gradviz.model.checks import NAMES, expect_mapping, wrong_type
+
 __all__ = [
     "as_tapes",
     "remember",
@@ -36,15 +39,11 @@ _SEEN: weakref.WeakSet = weakref.WeakSet()
 
 
 def _tape_class() -> type:
-    from engine import GradientTape  # noqa: PLC0415  (engine is light, but keep gradviz's import tiny)
-
     return GradientTape
 
 
 def as_tapes(tape: Any, where: str = "gradviz") -> list[Any]:
     """``tape`` or a list/tuple of tapes, as a list (checked: ``where`` names the call in the error)."""
-    from gradviz.model.checks import wrong_type  # noqa: PLC0415
-
     cls = _tape_class()
     tapes = list(tape) if isinstance(tape, list | tuple) else [tape]
     for t in tapes:
@@ -63,8 +62,6 @@ def remember(tapes: Iterable[Any]) -> None:
 
 def known_tapes() -> list[Any]:
     """Every tape gradviz has seen that is still alive, plus the tapes active right now."""
-    from engine import active_tapes  # noqa: PLC0415
-
     out = list(_SEEN)
     for t in active_tapes():
         if t not in out:
@@ -75,8 +72,6 @@ def known_tapes() -> list[Any]:
 @contextlib.contextmanager
 def quiet() -> Iterator[None]:
     """Pause every recording tape, so that what gradviz computes is never recorded on a user's tape."""
-    from engine import active_tapes  # noqa: PLC0415
-
     with contextlib.ExitStack() as stack:
         for t in active_tapes():
             if t.is_recording:
@@ -113,12 +108,9 @@ def names_by_id(names: Mapping[str, Any] | None, where: str = "gradviz") -> dict
     Names starting with "_" (IPython's ``_``, ``_1``, ...) are skipped; lists, tuples and dicts of
     tensors one level deep give names like ``grads[0]`` and ``params['w']``.
     """
-    from gradviz.model.checks import NAMES, expect_mapping  # noqa: PLC0415
-
     expect_mapping(where, "names", names, NAMES)
     if not names:
         return {}
-    from engine import Tensor  # noqa: PLC0415
 
     out: dict[int, str] = {}
 
@@ -166,8 +158,6 @@ def walk(records: list[Any], targets: list[Any], sources: list[Any]) -> tuple[li
     >>> [s.record.op for s in steps], float(grads[x.id])
     (['multiply'], 6.0)
     """
-    from engine import add, backward_steps, ones_like  # noqa: PLC0415
-
     grads: dict[int, Any] = {}
     with quiet():
         for t in targets:

@@ -23,6 +23,7 @@ import numpy as np
 
 from gradviz.model.descent_runs import Trajectory
 from gradviz.model.descent_scene import DescentScene
+from gradviz.render.plot import Blitter, log_axis, new_figure, plot_colors, style_axes
 
 __all__ = ["DescentPlots", "descent_figure"]
 
@@ -33,10 +34,8 @@ class DescentPlots:
     hidden until `show` shows it."""
 
     def __init__(self, scene: DescentScene, colors: Mapping[str, str], theme: str | None = None) -> None:
-        from gradviz.render.plot import new_figure, palette, style_axes
-
         self.scene, self.theme = scene, theme
-        self._palette = palette(theme)
+        self._palette = plot_colors(theme)
         self.fig = new_figure((9.6, 4.0), theme=theme, dpi=80)
         grid = self.fig.add_gridspec(1, 2, width_ratios=[1.35, 1.0], wspace=0.22)
         self.ax = self.fig.add_subplot(grid[0])
@@ -58,7 +57,7 @@ class DescentPlots:
     # ---- built once: the background and the artists ---------------------------------------------
     def _draw_f(self) -> None:
         """Contours of f and the start (2-D) or the curve of f (1-D), in the scene's box."""
-        from matplotlib.colors import to_rgb
+        from matplotlib.colors import to_rgb  # deferred: matplotlib is heavy
 
         ax, scene, colors = self.ax, self.scene, self._palette
         if scene.mode == "2d":
@@ -90,9 +89,7 @@ class DescentPlots:
             ax.set_title("f and the points θ₀, θ₁, …", color=colors["text"], fontsize=10, y=1.0)
 
     def _draw_loss_axes(self) -> None:
-        from matplotlib.ticker import MaxNLocator
-
-        from gradviz.render.plot import log_axis
+        from matplotlib.ticker import MaxNLocator  # deferred: matplotlib is heavy
 
         axl, steps, colors = self.axl, self.scene.steps, self._palette
         lo, hi, log = self.scene.loss_limits
@@ -177,8 +174,6 @@ class DescentPlots:
     def png(self, paths: Mapping[str, Trajectory], step: int) -> bytes:
         """PNG bytes of `show`'s state at screen resolution, redrawing only what changed since the last
         call (`gradviz.render.plot.Blitter`)."""
-        from gradviz.render.plot import Blitter
-
         if self._blitter is None:
             self._blitter = Blitter(self.fig, self.moving, self.overlay)
         self.show(paths, step)

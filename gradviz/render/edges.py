@@ -1,71 +1,34 @@
-"""The gradient flowing along each edge of a graph model: its size, and pen widths that show it.
+"""Pen widths that show the gradient flowing along each edge of a graph: drawn from the magnitudes
+the model computes (`gradviz.model.edge_flow.edge_magnitudes`; no walk here).
 
->>> import engine as eg
->>> from gradviz.model.graph_model import build_model
->>> x = eg.constant([3.0, 4.0])
->>> with eg.GradientTape() as tape:
-...     tape.watch(x)
-...     y = eg.sum(x * 2.0)
->>> mags = edge_magnitudes(build_model(y, tape))
->>> sorted(round(v, 3) for v in mags.values())   # ‖g‖ into y, through x·2, back to x and to 2.0
-[1.0, 1.414, 1.414, 2.828, 7.0]
+>>> from gradviz.model.graph_model import Edge
+>>> attrs = edge_attributes({("t1", "o2"): 0.5, ("o2", "t3"): 50.0, ("t3", "o4"): 0.0})
+>>> [attrs(Edge(*key)) for key in [("t1", "o2"), ("o2", "t3"), ("t3", "o4"), ("t9", "o9")]]
+... # doctest: +NORMALIZE_WHITESPACE
+[{'penwidth': '0.60', 'tooltip': 'gradient norm 0.5'}, {'penwidth': '7.00', 'tooltip': 'gradient norm 50'},
+ {'penwidth': '0.60', 'style': 'dashed', 'tooltip': 'gradient norm 0'}, None]
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
+from gradviz.render.theme import palette
 
-__all__ = ["edge_attributes", "edge_magnitudes"]
-
-
-def edge_magnitudes(model: Any) -> dict[tuple[str, str], float]:
-    """The L2 norm of the gradient flowing along each edge of a `gradviz.model.graph_model.GraphModel`.
-
-    For an op → tensor edge: the gradient arriving at the op's output (the step's upstream); for a
-    tensor → op edge: what that op contributes to the tensor's gradient. Both are read off the
-    engine's own backward steps (``eg.backward_steps``) from the model's targets.
-    """
-    from gradviz.model import tapeinfo  # noqa: PLC0415
-
-    targets = [model.nodes[t].tensor.obj for t in model.targets if model.nodes[t].tensor is not None]
-    if not targets:
-        raise ValueError("flow: the graph has no target to take gradients of; pass one: gv.flow(y, tape).")
-    records = [r.source for r in model.records]  # the engine's own records (`gradviz.model.protocol`)
-    sources = {t.id: t for r in records for t in r.inputs if t.dtype.kind in "fc"}
-    steps, _ = tapeinfo.walk(records, targets, list(sources.values()))
-    out: dict[tuple[str, str], float] = {}
-
-    def norm(t: Any) -> float:
-        a = t.numpy()
-        return float(np.sqrt(np.sum(np.abs(a.astype(np.float64) if a.dtype.kind != "c" else a) ** 2)))
-
-    for step in steps:
-        if step.record.is_variable_read:  # drawn as the Variable's own node: no edge of its own
-            continue
-        op = model.op_id(step.record)
-        key = (op, model.tensor_id(step.record.output.id))
-        out[key] = out.get(key, 0.0) + norm(step.upstream[0])  # (collapsed groups: summed over members)
-        for x, c in zip(step.record.inputs, step.contributions):
-            if c is not None:
-                key = (model.tensor_id(x.id), op)
-                out[key] = out.get(key, 0.0) + norm(c)
-    return out
+__all__ = ["edge_attributes"]
 
 
-def edge_attributes(model: Any, min_width: float = 0.6, max_width: float = 7.0,
+def edge_attributes(mags: Mapping[tuple[str, str], float], min_width: float = 0.6, max_width: float = 7.0,
                     theme: str | None = None) -> Any:
-    """A ``to_dot(..., edge_attrs=...)`` callback: pen width grows with log ‖gradient‖ along the edge.
+    """A ``to_dot(..., edge_attrs=...)`` callback: pen width grows with log ‖gradient‖ along the edge,
+    ``mags`` being (source node, destination node) → that norm (`gradviz.model.edge_flow`).
 
     Widths are scaled between the smallest and largest non-zero magnitude in the graph (a log scale:
     gradients often span many decades); an edge with no gradient is thin and dashed, a non-finite
     one red. The tooltip gives the number.
     """
-    from gradviz.render.theme import palette  # noqa: PLC0415
-
-    mags = edge_magnitudes(model)
     finite = [v for v in mags.values() if math.isfinite(v) and v > 0]
     lo, hi = (math.log10(min(finite)), math.log10(max(finite))) if finite else (0.0, 0.0)
     bad = palette(theme).grad_neg  # a graph colour: it follows the page's theme (render.theme)

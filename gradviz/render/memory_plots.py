@@ -26,6 +26,8 @@ from typing import Any
 import numpy as np
 
 from gradviz.model.memory_runs import MemoryRun
+from gradviz.render.plot import new_figure, plot_colors, style_axes
+from gradviz.render.svg_layers import svg_points
 from gradviz.render.text import esc
 
 __all__ = ["MemoryPlots", "memory_figure", "byte_text", "cursor_svg", "cursor_html", "scope_colors", "STYLE"]
@@ -49,9 +51,7 @@ def byte_text(n: float) -> str:
 
 def scope_colors(runs: Sequence[MemoryRun], theme: str | None) -> dict[str, str]:
     """One colour per layer over all ``runs`` (a layer keeps its colour in every panel)."""
-    from gradviz.render.plot import palette
-
-    series = palette(theme)["series"]
+    series = plot_colors(theme)["series"]
     names: list[str] = []
     for run in runs:
         names += [s for s in run.scopes if s not in names]
@@ -63,10 +63,8 @@ class MemoryPlots:
     artists of each panel (``cursors[i]``: ``line``, ``saved``, ``alive``) are hidden until `show`."""
 
     def __init__(self, runs: Sequence[MemoryRun], theme: str | None = None) -> None:
-        from gradviz.render.plot import new_figure, palette, style_axes
-
         self.runs, self.theme = list(runs), theme
-        self._colors = palette(theme)
+        self._colors = plot_colors(theme)
         self.scope_colors = scope_colors(self.runs, theme)
         n = len(self.runs)
         self.fig = new_figure((max(5.2, 4.3 * n + 1.2), 3.9), theme=theme, dpi=80)
@@ -82,7 +80,7 @@ class MemoryPlots:
 
     def _draw_run(self, ax: Any, run: MemoryRun, top: int, first: bool) -> None:
         """The stacked area by layer, the alive line, the forward | backward boundary, the title."""
-        from matplotlib.ticker import FuncFormatter, MaxNLocator
+        from matplotlib.ticker import FuncFormatter, MaxNLocator  # deferred: matplotlib is heavy
 
         colors, x = self._colors, np.arange(run.events)
         low = np.zeros(run.events)
@@ -105,7 +103,7 @@ class MemoryPlots:
 
     def _legend(self) -> None:
         """The layers' colours and the alive line, under the panels."""
-        from matplotlib.lines import Line2D
+        from matplotlib.lines import Line2D  # deferred: matplotlib is heavy
         from matplotlib.patches import Patch
 
         handles = [Patch(color=c, alpha=0.8, label=f"kept by {s}") for s, c in self.scope_colors.items()]
@@ -160,8 +158,6 @@ def cursor_svg(ax: Any, run: MemoryRun, k: int, dot_edge: str) -> str:
     """The cursor at event ``k`` as an SVG fragment in the coordinates of the figure's whole SVG (the
     figure drawn first), in the theme's CSS variables: a vertical line over the panel, a dot on the
     kept bytes, one on the alive bytes (``dot_edge``: the dots' outline, the page's background)."""
-    from gradviz.render.svg_layers import svg_points
-
     mid = k + 0.5  # the middle of event k's step, as `MemoryPlots.show` puts it
     (x, y_top), (_, y_bottom) = svg_points(ax, [mid, mid], list(ax.get_ylim())[::-1])
     (_, saved_y), (_, alive_y) = svg_points(ax, [mid, mid], [int(run.saved[k]), int(run.alive[k])])

@@ -7,11 +7,16 @@ here, and this module only when a widget or plot is made.
 
 from __future__ import annotations
 
-import base64
 import io
+import math
+import struct
 from typing import Any
 
+import numpy as np
+
+from engine.interop import to_numpy
 from gradviz.render.text import visible
+from gradviz.render.theme import palette
 
 # The colours only plots need, per theme (the rest is gradviz's one palette, `gradviz.render.theme`).
 # "series": one colour per line / optimizer (colour-blind friendly, Okabe–Ito).
@@ -31,28 +36,24 @@ _PLOT_COLORS: dict[str, dict[str, Any]] = {
 
 def theme_name(theme: Any = None) -> str:
     """``"light"`` or ``"dark"``: the given one; ``None``/``"auto"`` follows JupyterLab (see `theme`)."""
-    from gradviz.render.theme import palette as base_palette
-
-    return base_palette("auto" if theme is None else theme).name
+    return palette("auto" if theme is None else theme).name
 
 
-def palette(theme: Any = None) -> dict[str, Any]:
+def plot_colors(theme: Any = None) -> dict[str, Any]:
     """The plotting colours of ``theme``: gradviz's one palette (`gradviz.render.theme.Palette`, under
     ``"palette"``; background, text, muted, the axes' spines in its border colour) plus the colours only
     plots need (one per series, before/after, threshold, the grid)."""
-    from gradviz.render.theme import palette as base_palette
-
-    base = base_palette("auto" if theme is None else theme)
+    base = palette("auto" if theme is None else theme)
     return dict(_PLOT_COLORS[base.name], palette=base, background=base.background, panel=base.background,
                 text=base.text, muted=base.muted, spine=base.border, highlight=base.highlight)
 
 
 def new_figure(size: tuple[float, float], theme: str | None = None, dpi: float = 100):
     """A pyplot-free `Figure` with an Agg canvas, coloured for ``theme``."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # deferred: matplotlib is heavy
     from matplotlib.figure import Figure
 
-    colors = palette(theme)
+    colors = plot_colors(theme)
     fig = Figure(figsize=size, dpi=dpi, facecolor=colors["background"])
     FigureCanvasAgg(fig)
     return fig
@@ -60,7 +61,7 @@ def new_figure(size: tuple[float, float], theme: str | None = None, dpi: float =
 
 def style_axes(ax: Any, theme: str | None = None) -> None:
     """Quiet axes: light grid, thin spines, theme colours."""
-    colors = palette(theme)
+    colors = plot_colors(theme)
     ax.set_facecolor(colors["panel"])
     for side, spine in ax.spines.items():
         spine.set_color(colors["spine"])
@@ -83,7 +84,7 @@ def plain_texts(fig: Any) -> Any:
     >>> "cost $w$" in svg_text(plain_texts(fig)), t.get_parse_math()
     (True, False)
     """
-    from matplotlib.axes import Axes
+    from matplotlib.axes import Axes  # deferred: matplotlib is heavy
     from matplotlib.text import Text
     from matplotlib.ticker import FixedFormatter, FuncFormatter
 
@@ -126,42 +127,10 @@ def svg_text(fig: Any) -> str:
     return buffer.getvalue()
 
 
-def png_img_tag(png: bytes, alt: str) -> str:
-    """An ``<img>`` with the PNG inlined (for static HTML)."""
-    from gradviz.render.text import esc  # noqa: PLC0415
-
-    data = base64.b64encode(png).decode("ascii")
-    return f'<img alt="{esc(alt)}" src="data:image/png;base64,{data}" style="max-width:100%"/>'
-
-
-def fmt(x: Any, digits: int = 4) -> str:
-    """A number for a table: short, NaN/inf spelled out, arrays element-wise."""
-    import math
-
-    from engine.interop import to_numpy
-
-    array = to_numpy(x)
-    if array.ndim > 0:
-        items = [fmt(v, digits) for v in array.ravel()[:6]]
-        more = ", …" if array.size > 6 else ""
-        return "[" + ", ".join(items) + more + "]"
-    v = float(array)
-    if math.isnan(v):
-        return "nan"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    if v == 0:
-        return "0"
-    if 1e-3 <= abs(v) < 1e5:
-        return f"{v:.{digits}g}"
-    return f"{v:.{max(digits - 1, 1)}e}"
-
-
 def encode_png(rgba: Any) -> bytes:
     """PNG bytes of an RGBA pixel array (RGB when opaque; the fastest zlib level: these images are
     redrawn on every slider move)."""
-    import numpy as np
-    from PIL import Image
+    from PIL import Image  # deferred: Pillow is heavy
 
     if rgba.shape[-1] == 4 and np.all(rgba[..., 3] == 255):
         rgba = np.ascontiguousarray(rgba[..., :3])
@@ -203,8 +172,6 @@ class Blitter:
                 artist.draw(renderer)
 
     def render(self) -> bytes:
-        import numpy as np
-
         canvas = self.fig.canvas
         if self._background is None:  # rebuilt after a change (a new legend): its texts are plain too
             plain_texts(self.fig)
@@ -225,30 +192,8 @@ class Blitter:
         return encode_png(np.asarray(canvas.buffer_rgba()))
 
 
-def fmt_exact(x: Any) -> str:
-    """The shortest text that identifies the value in its own dtype (float32 9.1 → "9.1", not
-    9.1000004): what a trace table shows, digit for digit what the engine computed."""
-    import numpy as np
-
-    from engine.interop import to_numpy
-
-    array = to_numpy(x)
-    if array.ndim > 0:
-        more = ", …" if array.size > 6 else ""
-        return "[" + ", ".join(fmt_exact(v) for v in array.ravel()[:6]) + more + "]"
-    if array.dtype.kind == "f":
-        value = array.reshape(())[()]
-        if not np.isfinite(value):
-            return str(value)
-        return np.format_float_positional(value, unique=True, trim="-") if 1e-4 <= abs(value) < 1e8 or \
-            value == 0 else np.format_float_scientific(value, unique=True, trim="-")
-    return str(array.reshape(())[()])
-
-
 def png_size(png: bytes) -> tuple[int, int]:
     """(width, height) in pixels, read from the PNG header."""
-    import struct
-
     if png[:8] != b"\x89PNG\r\n\x1a\n":
         raise ValueError("not a PNG")
     width, height = struct.unpack(">II", png[16:24])
@@ -267,9 +212,7 @@ def log_axis(ax: Any, which: str = "y", limits: tuple[float, float] | None = Non
 
     matplotlib's default labels are mathtext ($10^{-5}$), whose first use costs most of a second.
     """
-    import math
-
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator  # deferred: matplotlib is heavy
 
     axis = ax.yaxis if which == "y" else ax.xaxis
     (ax.set_yscale if which == "y" else ax.set_xscale)("log")
@@ -284,10 +227,6 @@ def log_axis(ax: Any, which: str = "y", limits: tuple[float, float] | None = Non
 
 def wants_log(values: Any, span: float = 20.0) -> bool:
     """Whether positive ``values`` span more than ``span``× (a log scale then reads better)."""
-    import numpy as np
-
-    from engine.interop import to_numpy
-
     v = to_numpy(values, dtype=float)
     v = v[np.isfinite(v) & (v > 0)]
     return bool(v.size > 1 and v.max() / v.min() > span)

@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 from functools import lru_cache
 from typing import Any
 
+from gradviz.render.plot import plain_texts
 from gradviz.render.text_width import FONT
 
 __all__ = ["svg_to_png"]
@@ -23,7 +24,7 @@ _NAMED = {"none": None, "transparent": None}
 
 def svg_to_png(svg: str, scale: float = 2.0) -> bytes:
     """PNG bytes of a Graphviz SVG at ``scale`` × 72 dpi."""
-    import matplotlib  # noqa: PLC0415
+    import matplotlib  # noqa: PLC0415 (deferred: matplotlib is heavy)
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: PLC0415
     from matplotlib.figure import Figure  # noqa: PLC0415
 
@@ -39,7 +40,6 @@ def svg_to_png(svg: str, scale: float = 2.0) -> bytes:
     ax.set_axis_off()
     sx, sy = (width / vb[2] if vb[2] else 1.0), (height / vb[3] if vb[3] else 1.0)
     _draw(ax, root, (1.0, 1.0, 0.0, 0.0), min(sx, sy))
-    from gradviz.render.plot import plain_texts  # noqa: PLC0415
 
     plain_texts(fig)  # node labels are user names: drawn as written, never as math text
     buf = io.BytesIO()
@@ -78,7 +78,7 @@ def _colour(value: str | None, default: Any = None) -> Any:
 
 
 def _draw(ax: Any, el: ET.Element, tf: tuple[float, float, float, float], font_scale: float) -> None:
-    from matplotlib.patches import Ellipse, PathPatch, Polygon  # noqa: PLC0415
+    from matplotlib.patches import Ellipse, PathPatch, Polygon  # noqa: PLC0415 (deferred: matplotlib is heavy)
     from matplotlib.path import Path as MplPath  # noqa: PLC0415
 
     for child in el:
@@ -140,7 +140,7 @@ def _draw(ax: Any, el: ET.Element, tf: tuple[float, float, float, float], font_s
 
 def _path(d: str, pt: Any) -> tuple[list, list]:
     """Graphviz paths: ``M x,y C x1,y1 x2,y2 x3,y3 ...`` (and L / Z, rarely)."""
-    from matplotlib.path import Path as MplPath  # noqa: PLC0415
+    from matplotlib.path import Path as MplPath  # noqa: PLC0415 (deferred: matplotlib is heavy)
 
     verts: list = []
     codes: list = []
@@ -180,7 +180,7 @@ def _path(d: str, pt: Any) -> tuple[list, list]:
 
 @lru_cache(maxsize=1)
 def _available_fonts() -> frozenset[str]:
-    from matplotlib import font_manager  # noqa: PLC0415
+    from matplotlib import font_manager  # noqa: PLC0415 (deferred: matplotlib is heavy)
 
     return frozenset(f.name for f in font_manager.fontManager.ttflist)
 

@@ -1,5 +1,6 @@
-"""`gv.Recorder`: the recorded scalars and gradient statistics (`gradviz.model.recorder`) plus their
-picture, ``rec.plot()``: one panel per scalar. The model keeps the numbers; drawing them is here.
+"""`gv.Recorder`: the recorded scalars and gradient statistics (`gradviz.model.recorder.RecordedSteps`)
+with their picture, ``rec.plot()``: one panel per scalar, drawn by `scalar_panels` from the numbers the
+model hands it (the model keeps the numbers; drawing them is here).
 
 >>> import gradviz as gv
 >>> rec = gv.Recorder()
@@ -12,17 +13,20 @@ picture, ``rec.plot()``: one panel per scalar. The model keeps the numbers; draw
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from gradviz.model.recorder import Recorder as RecordedSteps
+from gradviz.model.recorder import RecordedSteps
+from gradviz.render.plot import log_axis, new_figure, plain_texts, plot_colors, style_axes
 
-__all__ = ["Recorder"]
+__all__ = ["Recorder", "scalar_panels"]
 
 
 class Recorder(RecordedSteps):
-    """What `gradviz.model.recorder.Recorder` records, and ``plot()`` to draw it (this is `gv.Recorder`).
+    """The numbers `gradviz.model.recorder.RecordedSteps` keeps, and ``plot()``, their drawing
+    (`scalar_panels`): this is `gv.Recorder`.
 
     >>> import gradviz as gv
     >>> rec = gv.Recorder()
@@ -37,46 +41,56 @@ class Recorder(RecordedSteps):
         ``log``: logarithmic y axis (default: for a scalar named like a loss whose values span more
         than two decades). The figure is made without pyplot, so it is safe in scripts and tests.
         """
-        from matplotlib.ticker import MaxNLocator
-
-        from gradviz.render.plot import log_axis, new_figure, palette, plain_texts, style_axes
-
         chosen = list(names) if names is not None else self.scalar_names
         missing = [n for n in chosen if n not in self._scalars]
         if missing:
             raise KeyError(f"Recorder.plot: no scalar {missing[0]!r}; recorded: {self.scalar_names}.")
-        colors = palette(theme)
-        n = max(len(chosen), 1)
-        cols = min(n, 3)
-        rows = math.ceil(n / cols)
-        fig = new_figure((3.6 * cols, 2.6 * rows), theme=theme)
-        if not chosen:
-            ax = fig.add_subplot(1, 1, 1)
-            style_axes(ax, theme)
-            ax.text(0.5, 0.5, "nothing recorded yet:\ncall rec.record(step, loss=...)", ha="center",
-                    va="center", transform=ax.transAxes, color=colors["muted"])
-            ax.set_xticks([])
-            ax.set_yticks([])
-            return fig
-        for k, name in enumerate(chosen):
-            ax = fig.add_subplot(rows, cols, k + 1)
-            style_axes(ax, theme)
-            steps, values = self._scalars[name]
-            ax.plot(steps, values, color=colors["series"][k % len(colors["series"])], lw=1.6,
-                    marker="o" if len(steps) <= 30 else None, ms=3)
-            ax.set_title(name, color=colors["text"], fontsize=10, y=1.0)
-            ax.set_xlabel("step", color=colors["muted"], fontsize=8)
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-            finite = np.asarray([v for v in values if math.isfinite(v)])
-            use_log = log if log is not None else (
-                "loss" in name and finite.size > 1 and finite.min() > 0 and finite.max() / finite.min() > 100)
-            if use_log and finite.size and finite.min() > 0:
-                log_axis(ax, "y")
-            bad = [s for s, v in zip(steps, values) if not math.isfinite(v)]
-            if bad:
-                for s in bad:
-                    ax.axvline(s, color=colors["bad"], lw=0.8, ls=":")
-                ax.text(0.98, 0.95, f"{len(bad)} non-finite", transform=ax.transAxes, ha="right",
-                        va="top", color=colors["bad"], fontsize=8)
-        plain_texts(fig).tight_layout()  # scalar names drawn as written (no math text)
+        return scalar_panels({name: self.scalar(name) for name in chosen}, log=log, theme=theme)
+
+
+def scalar_panels(scalars: Mapping[str, tuple[Sequence[int], Sequence[float]]], log: bool | None = None,
+                  theme: str | None = None) -> Any:
+    """A matplotlib `Figure` with one panel per ``name: (steps, values)`` of ``scalars`` (a note when
+    there is none): what ``gv.Recorder.plot`` draws. ``log`` as there.
+
+    >>> len(scalar_panels({"loss": ([0, 1], [2.0, 1.0]), "lr": ([0, 1], [0.1, 0.1])}).axes)
+    2
+    """
+    from matplotlib.ticker import MaxNLocator  # matplotlib, heavy, loads only when a figure is made
+
+    chosen = list(scalars)
+    colors = plot_colors(theme)
+    n = max(len(chosen), 1)
+    cols = min(n, 3)
+    rows = math.ceil(n / cols)
+    fig = new_figure((3.6 * cols, 2.6 * rows), theme=theme)
+    if not chosen:
+        ax = fig.add_subplot(1, 1, 1)
+        style_axes(ax, theme)
+        ax.text(0.5, 0.5, "nothing recorded yet:\ncall rec.record(step, loss=...)", ha="center",
+                va="center", transform=ax.transAxes, color=colors["muted"])
+        ax.set_xticks([])
+        ax.set_yticks([])
         return fig
+    for k, name in enumerate(chosen):
+        ax = fig.add_subplot(rows, cols, k + 1)
+        style_axes(ax, theme)
+        steps, values = scalars[name]
+        ax.plot(steps, values, color=colors["series"][k % len(colors["series"])], lw=1.6,
+                marker="o" if len(steps) <= 30 else None, ms=3)
+        ax.set_title(name, color=colors["text"], fontsize=10, y=1.0)
+        ax.set_xlabel("step", color=colors["muted"], fontsize=8)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        finite = np.asarray([v for v in values if math.isfinite(v)])
+        use_log = log if log is not None else (
+            "loss" in name and finite.size > 1 and finite.min() > 0 and finite.max() / finite.min() > 100)
+        if use_log and finite.size and finite.min() > 0:
+            log_axis(ax, "y")
+        bad = [s for s, v in zip(steps, values) if not math.isfinite(v)]
+        if bad:
+            for s in bad:
+                ax.axvline(s, color=colors["bad"], lw=0.8, ls=":")
+            ax.text(0.98, 0.95, f"{len(bad)} non-finite", transform=ax.transAxes, ha="right",
+                    va="top", color=colors["bad"], fontsize=8)
+    plain_texts(fig).tight_layout()  # scalar names drawn as written (no math text)
+    return fig

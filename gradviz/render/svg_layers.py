@@ -11,23 +11,27 @@ light / dark theme with no redraw.
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
+from gradviz.render.plot import plain_texts
 from gradviz.render.theme import role_vars, themed_graph
 
 __all__ = ["themed_svg", "svg_with_layers", "svg_points", "artists_svg", "compact_svg"]
 
 
 def themed_svg(svg: str, colors: dict[str, Any]) -> str:
-    """``svg`` (a matplotlib document, or a fragment of one) drawn with ``colors`` (`plot.palette`),
+    """``svg`` (a matplotlib document, or a fragment of one) drawn with ``colors`` (`plot.plot_colors`),
     with each colour of gradviz's palette in its style attributes as that role's CSS variable
     (`theme.role_vars`); a whole document also gets the variables' definitions (`theme.themed_graph`),
     so it follows the light / dark theme like a graph does. Plot-only colours (series, grid) stay.
 
-    >>> from gradviz.render.plot import palette
-    >>> themed_svg('<path style="fill: #59636e"/>', palette("light"))
+    >>> from gradviz.render.plot import plot_colors
+    >>> themed_svg('<path style="fill: #59636e"/>', plot_colors("light"))
     '<path style="fill: var(--gv-muted)"/>'
     """
     swap = role_vars(colors["palette"])
@@ -57,8 +61,6 @@ def _slot(name: str) -> str:
 def svg_points(ax: Any, xs: Sequence[float], ys: Sequence[float], digits: int = 1) -> list[list[float]]:
     """Data coordinates of ``ax`` → the coordinates of the figure's SVG (points, y down), as
     `gradviz.render.plot.svg_text` saves it (the whole figure, no cropping). Draw the figure first."""
-    import numpy as np  # noqa: PLC0415
-
     fig = ax.figure
     pixels = ax.transData.transform(np.column_stack([np.asarray(xs, float), np.asarray(ys, float)]))
     scale = 72.0 / fig.dpi
@@ -74,11 +76,7 @@ def artists_svg(fig: Any, artists: Sequence[Any]) -> str:
     """An SVG fragment of ``artists`` alone, in the coordinates of the figure's whole SVG (as
     `gradviz.render.plot.svg_text` saves it): what a layer holds when a control moves only these artists.
     Draw (or save) the figure first, so that its layout is settled."""
-    import io  # noqa: PLC0415
-
-    from matplotlib.backends.backend_svg import RendererSVG  # noqa: PLC0415
-
-    from gradviz.render.plot import plain_texts  # noqa: PLC0415
+    from matplotlib.backends.backend_svg import RendererSVG  # noqa: PLC0415 (deferred: matplotlib is heavy)
 
     for artist in artists:  # the drawn artists only (walking the whole figure is slow)
         plain_texts(artist)

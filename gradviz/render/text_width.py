@@ -28,7 +28,7 @@ BOLD_FONT = "DejaVu Sans:bold"
 
 @lru_cache(maxsize=2)
 def _face(bold: bool) -> Any:
-    from matplotlib import font_manager  # noqa: PLC0415
+    from matplotlib import font_manager  # noqa: PLC0415 (deferred: matplotlib is heavy)
     from matplotlib.ft2font import FT2Font  # noqa: PLC0415
 
     prop = font_manager.FontProperties(family=FONT, weight="bold" if bold else "normal")

@@ -16,7 +16,14 @@ from typing import Any
 
 import traitlets
 
+from engine import checks
+from gradviz.model.checks import expect_number
+from gradviz.render.graphviz import render_png
+from gradviz.render.svg import strip_prolog
 from gradviz.render.text import esc
+from gradviz.render.theme import widget_css
+from gradviz.widgets.esm import esm_source
+from gradviz.widgets.static_state import holds_picture, notice_html
 
 __all__ = ["View", "svg_widget_class", "page", "info_table", "esc", "Number", "Whole"]
 
@@ -31,8 +38,6 @@ class Number(traitlets.Float):
         self.where = where
 
     def validate(self, obj: Any, value: Any) -> float:
-        from gradviz.model.checks import expect_number  # noqa: PLC0415
-
         return super().validate(obj, expect_number(self.where, self.name, value))
 
 
@@ -44,8 +49,6 @@ class Whole(traitlets.Int):
         self.where = where
 
     def validate(self, obj: Any, value: Any) -> int:
-        from engine import checks  # noqa: PLC0415
-
         return super().validate(obj, checks.integer(value, self.name, self.where))
 
 
@@ -54,8 +57,9 @@ class View(traitlets.HasTraits):
     """Base class of gradviz's widgets (see the module docstring).
 
     A widget's state is declared once, as traits (``step = traitlets.Int()``) checked by
-    ``@traitlets.validate`` methods that raise a clear ValueError; its controls are linked to those
-    traits (`link_control`), so code and controls change the same state.
+    ``@traitlets.validate`` methods that raise a clear ValueError; the browser widget's controls set
+    those traits (the widget observes the positions its controls report, e.g. ``index``) and a trait
+    set from code moves the controls, so code and controls change the same state.
 
     >>> import engine as eg
     >>> import gradviz as gv
@@ -77,27 +81,14 @@ class View(traitlets.HasTraits):
 
     def to_png(self, scale: float = 2.0) -> bytes:
         """The current state as PNG bytes (default: the SVG, drawn with matplotlib)."""
-        from gradviz.render.graphviz import render_png  # noqa: PLC0415
-
         return render_png(self.to_svg(), scale=scale)
 
     def to_html(self) -> str:
         """The current state as an HTML fragment (default: the inline SVG)."""
-        from gradviz.render.svg import strip_prolog  # noqa: PLC0415
-
         return f'<div class="gradviz">{strip_prolog(self.to_svg())}</div>'
 
     def _build_widget(self) -> Any:
         raise NotImplementedError
-
-    def link_control(self, name: str, control: Any, transform: tuple[Any, Any] | None = None) -> Any:
-        """Keep the trait ``name`` and ``control.value`` equal in both directions (``transform``: the
-        functions trait → control value and back, when they differ); returns the control."""
-        if transform is None:
-            traitlets.link((self, name), (control, "value"))
-        else:
-            traitlets.link((self, name), (control, "value"), transform=transform)
-        return control
 
     # ---- shared behaviour ---------------------------------------------------------------------
     @property
@@ -112,8 +103,6 @@ class View(traitlets.HasTraits):
 
     def _repr_svg_(self) -> str | None:
         try:
-            from gradviz.render.svg import strip_prolog  # noqa: PLC0415
-
             return strip_prolog(self.to_svg())
         except NotImplementedError:
             return None
@@ -123,8 +112,6 @@ class View(traitlets.HasTraits):
         carried once, so where the widget's state holds it (the graph and kernel-free widgets) the
         fallback is a short notice, and exported pages draw the static picture from the state
         (`gradviz.widgets.static_state`); otherwise the static HTML."""
-        from gradviz.widgets.static_state import holds_picture, notice_html  # noqa: PLC0415
-
         bundle: dict[str, Any] = {"text/plain": repr(self)}
         try:
             live = self.widget._repr_mimebundle_(include=include, exclude=exclude)
@@ -177,11 +164,7 @@ def svg_widget_class() -> type:
     """The anywidget class that shows an SVG with a clickable details panel (see svg_view.js)."""
     global _SVG_WIDGET
     if _SVG_WIDGET is None:
-        import anywidget  # noqa: PLC0415
-        import traitlets  # noqa: PLC0415
-
-        from gradviz.render.theme import widget_css  # noqa: PLC0415
-        from gradviz.widgets.esm import esm_source  # noqa: PLC0415
+        import anywidget  # noqa: PLC0415 (deferred: anywidget is heavy)
 
         class SvgWidget(anywidget.AnyWidget):
             gv_state_holds_picture = True  # the output's fallback is a notice (static_state)

@@ -42,8 +42,11 @@ from gradviz.model.clip_results import (
     measure_before,
     parse_gradients,
 )
+from gradviz.render import fmt
+from gradviz.render.plot import Blitter, new_figure, plot_colors, style_axes
 from gradviz.render.text import esc
 from gradviz.widgets.base import Number
+from gradviz.widgets.frames import trait_control
 from gradviz.widgets.plot_widget import PlotWidget
 
 __all__ = ["clipping", "ClippingLab", "ClipResult", "clip_gradients", "METHODS"]
@@ -131,8 +134,6 @@ class ClippingLab(PlotWidget):
         return sorted({float(f"{top * k / 40:.3g}") for k in range(1, 41)} | {self.threshold})
 
     def _frame_controls(self) -> list[Any]:
-        from gradviz.widgets.frames import trait_control
-
         grid = self._threshold_grid()
         note = f"{len(grid)} thresholds from {grid[0]:.3g} to {grid[-1]:.3g} (steps of {grid[-1] / 40:.3g})"
         return [
@@ -143,11 +144,9 @@ class ClippingLab(PlotWidget):
     # ---- drawing -------------------------------------------------------------------------------
     def _make_figure(self) -> tuple[Any, dict[str, Any]]:
         """The figure and its moving artists (those a control changes)."""
-        from matplotlib.patches import Circle, Rectangle
+        from matplotlib.patches import Circle, Rectangle  # deferred: matplotlib is heavy
 
-        from gradviz.render.plot import new_figure, palette, style_axes
-
-        colors = palette(self.theme)
+        colors = plot_colors(self.theme)
         fig = new_figure((8.4, 3.4), theme=self.theme, dpi=80)
         grid = fig.add_gridspec(1, 2, width_ratios=[1.2, 1.0], wspace=0.3)
         ax = fig.add_subplot(grid[0])
@@ -215,8 +214,6 @@ class ClippingLab(PlotWidget):
         return fig, art
 
     def _update(self, art: dict[str, Any]) -> None:
-        from gradviz.render.plot import fmt
-
         r = self.result
         c = r.threshold
         if self.view == "arrows":
@@ -241,8 +238,8 @@ class ClippingLab(PlotWidget):
         art["gline"].set_xdata([c, c])
         relation = ">" if r.global_norm_before > c else "≤"
         art["gtext"].set_text(
-            f"global norm {fmt(r.global_norm_before)} {relation} threshold {fmt(c)}\n"
-            f"after {r.method} clipping: {fmt(g_after)}\n"
+            f"global norm {fmt.cell(r.global_norm_before)} {relation} threshold {fmt.cell(c)}\n"
+            f"after {r.method} clipping: {fmt.cell(g_after)}\n"
             f"angle between before and after: {_deg(r.angle_deg)}"
         )
 
@@ -261,8 +258,6 @@ class ClippingLab(PlotWidget):
         return fig
 
     def _draw(self) -> bytes:
-        from gradviz.render.plot import Blitter
-
         if self._fig is None:
             self._fig, self._artists = self._make_figure()
             self._blitter = Blitter(self._fig, self._moving(self._artists))
@@ -270,8 +265,6 @@ class ClippingLab(PlotWidget):
         return self._blitter.render()
 
     def _panel(self) -> str:
-        from gradviz.render.plot import fmt
-
         r = self.result
         rows = []
         for k, name in enumerate(self.names):
@@ -282,15 +275,16 @@ class ClippingLab(PlotWidget):
             scale = r.norms_after[k] / r.norms_before[k] if r.norms_before[k] else math.nan
             rows.append(
                 f"<tr><td>{esc(name)}</td><td>{esc(str(g.shape))}</td>"
-                f"<td>{fmt(r.norms_before[k])}</td><td>{fmt(r.norms_after[k])}</td>"
-                f"<td>{fmt(scale)}</td><td>{_deg(r.angles_deg[k])}</td></tr>"
+                f"<td>{fmt.cell(r.norms_before[k])}</td><td>{fmt.cell(r.norms_after[k])}</td>"
+                f"<td>{fmt.cell(scale)}</td><td>{_deg(r.angles_deg[k])}</td></tr>"
             )
         head = ("<tr><th>gradient</th><th>shape</th><th>norm before</th><th>norm after</th>"
                 "<th>after / before</th><th>angle</th></tr>")
         verdict = (
-            f"global norm <b>{fmt(r.global_norm_before)}</b> "
-            f"{'&gt;' if r.global_norm_before > r.threshold else '&le;'} threshold <b>{fmt(r.threshold)}</b>"
-            f" → after: <b>{fmt(r.global_norm_after)}</b>; angle between before and after "
+            f"global norm <b>{fmt.cell(r.global_norm_before)}</b> "
+            f"{'&gt;' if r.global_norm_before > r.threshold else '&le;'} "
+            f"threshold <b>{fmt.cell(r.threshold)}</b>"
+            f" → after: <b>{fmt.cell(r.global_norm_after)}</b>; angle between before and after "
             f"<b>{_deg(r.angle_deg)}</b>"
         )
         bad = [n for n, a in zip(self.names, self._arrays) if a is not None and not np.isfinite(a).all()]

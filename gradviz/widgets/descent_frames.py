@@ -26,9 +26,12 @@ from typing import Any
 
 import numpy as np
 
+from gradviz.render import fmt
+from gradviz.render.descent_plots import DescentPlots
+from gradviz.render.plot import plot_colors, svg_text
 from gradviz.render.text import esc
 from gradviz.render.theme import css_color
-from gradviz.widgets.frames import Frames, rows_html
+from gradviz.widgets.frames import Frames, compact_svg, rows_html, svg_with_layers, themed_svg
 
 __all__ = ["MAX_STEPS", "rate_grid", "step_grid", "momentum_grid", "descent_frames", "panel_parts"]
 
@@ -92,8 +95,6 @@ def state_rows(view: Any, name: str, lr: float, steps: Sequence[int],
     """The main table's row of optimizer ``name`` at rate ``lr`` (and momentum ``mu``) for each of
     ``steps`` (a "rows" frame, one row shown): θ, loss, gradient there, the last update and the
     optimizer's slots."""
-    from gradviz.render.plot import fmt
-
     traj = view.run(name, lr, mu)
     points, losses = traj.points, traj.losses
     tail = (f" <span style='color:{css_color('bad')}'>(diverged at step {traj.diverged_at})</span>"
@@ -104,9 +105,9 @@ def state_rows(view: Any, name: str, lr: float, steps: Sequence[int],
         u = traj.updates[k - 1] if k >= 1 else None
         g = traj.gradient_at(k)
         # one slot a line: the column stays narrow enough for the widget's width
-        slots = "<br/>".join(f"{esc(n)}={fmt(v)}" for n, v in (u.slots if u else {}).items()) or "—"
-        rows.append([str(k), fmt(points[k]), fmt(losses[k]), "—" if g is None else fmt(g),
-                     "—" if u is None else fmt(u.delta), slots + tail])
+        slots = "<br/>".join(f"{esc(n)}={fmt.cell(v)}" for n, v in (u.slots if u else {}).items()) or "—"
+        rows.append([str(k), fmt.cell(points[k]), fmt.cell(losses[k]), "—" if g is None else fmt.cell(g),
+                     "—" if u is None else fmt.cell(u.delta), slots + tail])
     return {"lead": [_swatch(view.colors()[name], name)], "rows": rows}
 
 
@@ -116,8 +117,6 @@ def trace_rows(view: Any, name: str, lr: float, steps: Sequence[int],
     SGD, else Δθ, after) of ``name`` at ``lr``: the last `TRACE_WINDOW` rows up to the step shown.
     A 1-D trace shows it when one optimizer is shown (past `KEYED_BOXES` optimizers: one table per
     optimizer shown)."""
-    from gradviz.render.plot import fmt, fmt_exact
-
     rows_by_step = view.rows(name, lr, mu)
     sgd = view.is_sgd(name)
     head = "<tr><th>step</th><th>before</th><th>gradient</th>"
@@ -127,13 +126,13 @@ def trace_rows(view: Any, name: str, lr: float, steps: Sequence[int],
     for s in steps:
         k = min(s, len(rows_by_step))
         if k == 0:
-            rows.append(["0 (start)", "—", "—", "—", fmt_exact(view.start)])
+            rows.append(["0 (start)", "—", "—", "—", fmt.exact(view.start)])
             continue
         r = rows_by_step[k - 1]
-        middle = fmt_exact(r["expected_after"] if sgd else r["delta"])
-        rows.append([str(r["step"]), fmt_exact(r["before"]), fmt_exact(r["gradient"]), middle,
-                     fmt_exact(r["after"])])
-    rule = f", learning rate {fmt(lr)}: after = before − {fmt(lr)}·gradient" if sgd else ""
+        middle = fmt.exact(r["expected_after"] if sgd else r["delta"])
+        rows.append([str(r["step"]), fmt.exact(r["before"]), fmt.exact(r["gradient"]), middle,
+                     fmt.exact(r["after"])])
+    rule = f", learning rate {fmt.cell(lr)}: after = before − {fmt.cell(lr)}·gradient" if sgd else ""
     return {"head": f"<b>{esc(name)} trace</b>{rule}<table class='gv-dt'>{head}", "rows": rows,
             "tail": "</table>", "window": TRACE_WINDOW}
 
@@ -143,9 +142,7 @@ def _at_step(step: int) -> str:
 
 
 def _at_rate(lr: float) -> str:
-    from gradviz.render.plot import fmt
-
-    return f", learning rate {fmt(lr)}"
+    return f", learning rate {fmt.cell(lr)}"
 
 
 def _at_momentum(mu: float) -> str:
@@ -241,13 +238,9 @@ def _tangents(view: Any, ax: Any, traj: Any, steps: Sequence[int]) -> list[list[
 def descent_frames(view: Any, specs: Sequence[Any], note: str = "") -> Frames:
     """The `Frames` of a `DescentTrace` with controls ``specs`` (step, learning rate, a checkbox per
     optimizer, as `DescentTrace._frame_controls` makes them)."""
-    import matplotlib
+    import matplotlib  # deferred: matplotlib is heavy
 
-    from gradviz.render.descent_plots import DescentPlots
-    from gradviz.render.plot import palette, svg_text
-    from gradviz.widgets.frames import compact_svg, svg_with_layers, themed_svg
-
-    colors = palette(view.theme)
+    colors = plot_colors(view.theme)
     frames = Frames(view.kind, title=view.title, note=note)
     for c in specs:
         if c.kind == "slider":

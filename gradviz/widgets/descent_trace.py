@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import traitlets
 
+import engine as eg
 from gradviz.model.checks import expect_callable, expect_number, expect_numbers, wrong_type
 from gradviz.model.descent_runs import (
     Trajectory,
@@ -40,9 +41,18 @@ from gradviz.model.descent_runs import (
 )
 from gradviz.model.descent_scene import descent_scene, trace_mode
 from gradviz.render.descent_plots import DescentPlots, descent_figure
+from gradviz.render.plot import plot_colors
 from gradviz.widgets.base import Number, Whole
-from gradviz.widgets.descent_frames import MAX_STEPS, momentum_grid, rate_grid, step_grid
-from gradviz.widgets.plot_widget import PlotWidget
+from gradviz.widgets.descent_frames import (
+    MAX_STEPS,
+    descent_frames,
+    momentum_grid,
+    panel_parts,
+    rate_grid,
+    step_grid,
+)
+from gradviz.widgets.frames import Control, trait_control
+from gradviz.widgets.plot_widget import PlotWidget, _grids_note
 
 __all__ = ["descent", "DescentTrace"]
 
@@ -57,8 +67,6 @@ class DescentTrace(PlotWidget):
     def __init__(self, f: Callable[[Any], Any], start: Any, optimizers: Any = ("SGD",),
                  learning_rate: float = 0.1, steps: int = 50, xlim: tuple[float, float] | None = None,
                  ylim: tuple[float, float] | None = None, theme: str | None = None, momentum: float = 0.9):
-        import engine as eg
-
         super().__init__(theme)
         expect_callable("gv.descent", "f", f, "Pass a function of one Variable that returns the loss.")
         expect_numbers("gv.descent", "start", start)
@@ -145,9 +153,7 @@ class DescentTrace(PlotWidget):
     def colors(self) -> dict[str, str]:
         """Each optimizer's colour: the engine's optimizers keep theirs whatever the selection (their
         place in ``eg.optimizers.names()``); others take the next ones."""
-        from gradviz.render.plot import palette
-
-        series = palette(self.theme)["series"]
+        series = plot_colors(self.theme)["series"]
         standard = list(standard_optimizers())
         others = iter(range(len(standard), len(standard) + len(self._makers)))
         return {n: series[(standard.index(n) if n in standard else next(others)) % len(series)]
@@ -155,8 +161,6 @@ class DescentTrace(PlotWidget):
 
     def is_sgd(self, name: str) -> bool:
         """Whether optimizer ``name`` is plain SGD (its table shows ``before − lr·gradient``)."""
-        import engine as eg
-
         return type(self._makers[name](self.learning_rate)) is eg.optimizers.SGD
 
     def follows_momentum(self, name: str) -> bool:
@@ -237,8 +241,6 @@ class DescentTrace(PlotWidget):
         return momentum_grid(self._momentum_anchor, self.momentum)
 
     def _frame_controls(self) -> list[Any]:
-        from gradviz.widgets.frames import Control, trait_control
-
         steps, rates = self.step_grid(), self.rate_grid()
         step_note = "" if len(steps) == self.steps + 1 else \
             f"{len(steps)} of the {self.steps} steps (every {self.steps / (len(steps) - 1):.3g}th)"
@@ -264,9 +266,6 @@ class DescentTrace(PlotWidget):
         return specs
 
     def _make_frames(self, specs: list[Any]) -> Any:
-        from gradviz.widgets.descent_frames import descent_frames
-        from gradviz.widgets.plot_widget import _grids_note
-
         return descent_frames(self, specs, note=_grids_note(specs))
 
     # ---- the picture and the tables ------------------------------------------------------------------
@@ -283,8 +282,6 @@ class DescentTrace(PlotWidget):
         return self._plots.png(self._shown_runs(), self.step)
 
     def _panel(self) -> str:
-        from gradviz.widgets.descent_frames import panel_parts
-
         return "".join(panel_parts(self))
 
 

@@ -13,6 +13,10 @@ import itertools
 from typing import Any
 
 from gradviz.model.flow_stats import RATIO_GUIDE, STATS
+from gradviz.render.plot import log_axis, plain_texts, plot_colors, wants_log
+from gradviz.render.svg_layers import artists_svg, themed_svg
+from gradviz.widgets.frames import frame_key, plot_frames
+from gradviz.widgets.plot_widget import _grids_note
 
 __all__ = ["draw_lines", "flow_frames", "LINES"]
 
@@ -32,12 +36,10 @@ def draw_lines(view: Any, ax: Any, old: list[Any] | None = None) -> list[Any]:
     """Draw ``view.stat`` of each layer over the steps on ``ax`` (y scale, guide, title, legend),
     replacing the artists ``old`` of an earlier call. Returns what the ``stat`` control changes, in
     drawing order: the y axis (with its grid), the lines, the guide, the title, the legend."""
-    from gradviz.render.plot import log_axis, palette, wants_log  # noqa: PLC0415
-
     for artist in old or []:
         if artist is not ax.yaxis and artist is not ax.title:
             artist.remove()
-    colors = palette(view.theme)
+    colors = plot_colors(view.theme)
     steps, names, _ = view._summary("norm")
     lines = view._summary(view.stat)[2]
     series = view._colors(len(names))
@@ -59,12 +61,7 @@ def draw_lines(view: Any, ax: Any, old: list[Any] | None = None) -> list[Any]:
 def flow_frames(view: Any, specs: list[Any], **layout: Any) -> Any:
     """`plot_frames` of the flow view ``view`` (with ``layout``: `_frame_layout`'s) whose figure
     leaves out the line panel, plus the "lines" layer that draws it (see the module's docstring)."""
-    import matplotlib  # noqa: PLC0415
-
-    from gradviz.render.plot import palette, plain_texts  # noqa: PLC0415
-    from gradviz.render.svg_layers import artists_svg, themed_svg  # noqa: PLC0415
-    from gradviz.widgets.frames import frame_key, plot_frames  # noqa: PLC0415
-    from gradviz.widgets.plot_widget import _grids_note  # noqa: PLC0415
+    import matplotlib  # noqa: PLC0415 (deferred: matplotlib is heavy)
 
     by_name = {c.name: c for c in specs}
     layout = {**layout, "figure_controls": [n for n in layout["figure_controls"] if n != "stat"]}
@@ -80,7 +77,7 @@ def flow_frames(view: Any, specs: list[Any], **layout: Any) -> Any:
         sizes = [frames.positions(n) for n in deps]
         drawn: dict[tuple[int, int], tuple[Any, dict[str, Any]]] = {}
         content: dict[str, str] = {}
-        colors = palette(view.theme)
+        colors = plot_colors(view.theme)
         with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gradviz"}):
             for combo in itertools.product(*(range(s) for s in sizes)):
                 for name, k in zip(deps, combo):

@@ -35,23 +35,29 @@ from typing import Any
 import numpy as np
 import traitlets
 
+import engine as eg
+from gradviz.model.edge_flow import edge_magnitudes
 from gradviz.model.flow_stats import RATIO_GUIDE, STATS, summarise
-from gradviz.model.recorder import Recorder
-from gradviz.render.edges import edge_attributes, edge_magnitudes
+from gradviz.model.recorder import RecordedSteps
+from gradviz.render import fmt
+from gradviz.render.edges import edge_attributes
+from gradviz.render.plot import Blitter, log_axis, new_figure, plot_colors, style_axes, wants_log
 from gradviz.render.text import esc
+from gradviz.render.theme import css_color
 from gradviz.widgets.base import Whole
 from gradviz.widgets.flow_frames import draw_lines, flow_frames, short_name
+from gradviz.widgets.frames import trait_control
+from gradviz.widgets.graph_entry import graph
+from gradviz.widgets.graph_view import GraphView
 from gradviz.widgets.plot_widget import PlotWidget
 
 __all__ = ["flow", "FlowView", "summarise", "edge_magnitudes", "edge_attributes", "STATS"]
 
 def _is_model(obj: Any) -> bool:
-    return hasattr(obj, "trainable_variables") and not isinstance(obj, Recorder)
+    return hasattr(obj, "trainable_variables") and not isinstance(obj, RecordedSteps)
 
 
 def _is_pairs(obj: Any) -> bool:
-    import engine as eg
-
     return isinstance(obj, list | tuple) and len(obj) > 0 and all(
         isinstance(p, tuple | list) and len(p) == 2 and isinstance(p[1], eg.Variable) for p in obj)
 
@@ -61,7 +67,7 @@ class FlowView(PlotWidget):
 
     title = "Gradient flow"
 
-    def __init__(self, rec: Recorder, by: str = "layer", stat: str = "norm", log: bool = True,
+    def __init__(self, rec: RecordedSteps, by: str = "layer", stat: str = "norm", log: bool = True,
                  note: str = "", theme: str | None = None):
         super().__init__(theme)
         if not rec.variable_names:
@@ -143,8 +149,6 @@ class FlowView(PlotWidget):
         return sorted({steps[k] for k in picks} | {self.step})
 
     def _frame_controls(self) -> list[Any]:
-        from gradviz.widgets.frames import trait_control
-
         controls = []
         if len(self.steps) > 1:
             grid = self._step_grid()
@@ -172,22 +176,18 @@ class FlowView(PlotWidget):
 
     # ---- drawing -------------------------------------------------------------------------------
     def _colors(self, n: int) -> list[Any]:
-        from gradviz.render.plot import palette
-
-        colors = palette(self.theme)
+        colors = plot_colors(self.theme)
         if n <= len(colors["series"]):
             return colors["series"][:n]
-        from matplotlib import colormaps
+        from matplotlib import colormaps  # deferred: matplotlib is heavy
 
         cmap = colormaps["viridis"]
         return [cmap(x) for x in np.linspace(0.0, 0.9, n)]
 
     def _make_figure(self) -> tuple[Any, dict[str, Any], list[Any]]:
-        from matplotlib.ticker import MaxNLocator
+        from matplotlib.ticker import MaxNLocator  # deferred: matplotlib is heavy
 
-        from gradviz.render.plot import log_axis, new_figure, palette, style_axes, wants_log
-
-        colors = palette(self.theme)
+        colors = plot_colors(self.theme)
         steps, names, norms = self._summary("norm")
         series = self._colors(len(names))
         many = len(steps) > 1
@@ -275,8 +275,6 @@ class FlowView(PlotWidget):
         return fig
 
     def _draw(self) -> bytes:
-        from gradviz.render.plot import Blitter
-
         key = (self.by, self.stat, self.log)
         if key not in self._figs:
             if len(self._figs) > 8:
@@ -288,9 +286,6 @@ class FlowView(PlotWidget):
         return blitter.render()
 
     def _panel(self) -> str:
-        from gradviz.render.plot import fmt
-        from gradviz.render.theme import css_color
-
         steps, names, norms = self._summary("norm")
         ratios = self._summary("update_ratio")[2]
         maxes = self._summary("max")[2]
@@ -307,9 +302,9 @@ class FlowView(PlotWidget):
                     flag = f" <span style='color:{css_color('warn')}'>(barely moving)</span>"
             if not np.isfinite(norms[k, j]):
                 flag += f" <span style='color:{css_color('bad')}'>(no / non-finite gradient)</span>"
-            rows.append(f"<tr><td style='text-align:left'>{esc(name)}</td><td>{fmt(norms[k, j])}</td>"
-                        f"<td>{fmt(maxes[k, j])}</td><td>{fmt(weights[k, j])}</td>"
-                        f"<td>{fmt(ratio)}{flag}</td></tr>")
+            rows.append(f"<tr><td style='text-align:left'>{esc(name)}</td><td>{fmt.cell(norms[k, j])}</td>"
+                        f"<td>{fmt.cell(maxes[k, j])}</td><td>{fmt.cell(weights[k, j])}</td>"
+                        f"<td>{fmt.cell(ratio)}{flag}</td></tr>")
         head = ("<tr><th>" + ("layer" if self.by == "layer" else "variable") +
                 "</th><th>‖g‖</th><th>max |g|</th><th>‖w‖</th><th>‖Δw‖/‖w‖</th></tr>")
         note = f"<div>{esc(self.note)}</div>" if self.note else ""
@@ -320,8 +315,6 @@ class FlowView(PlotWidget):
 
 def flow_graph(target: Any, tape: Any = None, names: Any = None, theme: str = "auto") -> Any:
     """``gv.graph(target, tape, names)`` with each edge as wide as the gradient flowing along it."""
-    from gradviz.widgets.graph_view import GraphView, graph
-
     base = graph(target, tape, names=names, theme=theme)
     return GraphView(base.full_model, show=base.show, theme=theme, rankdir=base.rankdir, edge_magnitude=True)
 
@@ -356,16 +349,14 @@ def flow(source: Any, tape: Any = None, *, loss: Any = None, names: Any = None, 
     >>> gv.flow(rec).names
     ['dense_1']
     """
-    import engine as eg
-
     if isinstance(source, dict) and "gradients" in source:
-        source = Recorder.from_dict(source)
-    if isinstance(source, Recorder):
+        source = RecordedSteps.from_dict(source)
+    if isinstance(source, RecordedSteps):
         return FlowView(source, by=by, stat=stat, log=log, theme=theme)
     if isinstance(source, eg.Tensor) or isinstance(source, eg.GradientTape):
         return flow_graph(source, tape, names=names, theme=theme or "auto")
     if _is_pairs(source):
-        rec = Recorder()
+        rec = RecordedSteps()
         rec.record(0, grads_and_vars=list(source))
         return FlowView(rec, by=by, stat=stat, log=log, theme=theme,
                         note="one step: the gradients given (update/weight needs two records)")
@@ -374,7 +365,7 @@ def flow(source: Any, tape: Any = None, *, loss: Any = None, names: Any = None, 
         if not variables:
             raise ValueError("flow: the model has no trainable variables (has it been called once, so "
                              "that its layers made their weights?).")
-        rec = Recorder()
+        rec = RecordedSteps()
         if loss is None:
             rec.record(0, grads_and_vars=[(None, v) for v in variables])
             return FlowView(rec, by=by, stat=stat, log=log, theme=theme,

@@ -30,6 +30,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import traitlets
+
+from gradviz.render.plot import plot_colors, svg_text
 from gradviz.render.svg_layers import (
     artists_svg,
     compact_svg,
@@ -38,6 +41,7 @@ from gradviz.render.svg_layers import (
     themed_svg,
 )
 from gradviz.render.theme import widget_css
+from gradviz.widgets.esm import esm_source
 
 __all__ = [
     "Frames", "Control", "FrameControl", "trait_control", "plot_frames", "frames_widget_class",
@@ -242,10 +246,7 @@ def frames_widget_class() -> type:
     """The anywidget class of `Frames` (see frames_view.js); ``index`` syncs back to Python."""
     global _WIDGET
     if _WIDGET is None:
-        import anywidget  # noqa: PLC0415
-        import traitlets  # noqa: PLC0415
-
-        from gradviz.widgets.esm import esm_source  # noqa: PLC0415
+        import anywidget  # noqa: PLC0415 (deferred: anywidget is heavy)
 
         class FramesWidget(anywidget.AnyWidget):
             gv_state_holds_picture = True  # the output's fallback is a notice (static_state)
@@ -346,9 +347,7 @@ def plot_frames(
     per combination of theirs (layer "figure"). ``moving_controls`` / ``panel_controls``: the controls
     the moving artists / the panel depend on (default: all), so that a control that changes only the
     figure adds no moving frames. The view's state is left at the controls' starting positions."""
-    import matplotlib  # noqa: PLC0415
-
-    from gradviz.render.plot import palette, svg_text  # noqa: PLC0415
+    import matplotlib  # noqa: PLC0415 (deferred: matplotlib is heavy)
 
     if kind_bad := [c.kind for c in controls if c.kind not in _KINDS]:
         raise ValueError(f"plot_frames: control kinds must be in {_KINDS}, got {kind_bad}.")
@@ -356,7 +355,7 @@ def plot_frames(
     for group in (figure_controls, moving_controls or (), panel_controls or ()):
         if unknown := [n for n in group if n not in by_name]:
             raise ValueError(f"plot_frames: no control(s) {unknown}; there are {list(by_name)}.")
-    colors = palette(view.theme)
+    colors = plot_colors(view.theme)
     frames = Frames(kind, title=title, note=note)
     for c in controls:
         if c.kind == "slider":

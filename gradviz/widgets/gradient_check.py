@@ -27,8 +27,11 @@ import numpy as np
 import traitlets
 
 from gradviz.model.gradient_check import GradientComparison, compare_gradients
+from gradviz.render import fmt
+from gradviz.render.plot import log_axis, new_figure, plot_colors, png_bytes, style_axes
 from gradviz.render.text import esc
 from gradviz.render.theme import css_color
+from gradviz.widgets.frames import trait_control
 from gradviz.widgets.plot_widget import PlotWidget
 
 __all__ = ["check_gradients", "GradientCheck"]
@@ -89,8 +92,6 @@ class GradientCheck(PlotWidget):
 
     # ---- controls: the browser switches between panels computed here (no kernel needed) ------------
     def _frame_controls(self) -> list[Any]:
-        from gradviz.widgets.frames import trait_control
-
         controls = []
         if len(self.names) > 1:
             controls.append(trait_control(self, "input", "dropdown", list(self.names)))
@@ -100,11 +101,9 @@ class GradientCheck(PlotWidget):
 
     # ---- drawing -------------------------------------------------------------------------------
     def _figure(self) -> Any:
-        from matplotlib.ticker import MaxNLocator
+        from matplotlib.ticker import MaxNLocator  # deferred: matplotlib is heavy
 
-        from gradviz.render.plot import log_axis, new_figure, palette, style_axes
-
-        colors = palette(self.theme)
+        colors = plot_colors(self.theme)
         fig = new_figure((8.0, 2.8), theme=self.theme, dpi=80)
         ax, axr = fig.subplots(1, 2, gridspec_kw={"wspace": 0.3})
         for a in (ax, axr):
@@ -146,15 +145,11 @@ class GradientCheck(PlotWidget):
         return fig
 
     def _draw(self) -> bytes:
-        from gradviz.render.plot import png_bytes
-
         if not hasattr(self, "_png_cache"):
             self._png_cache = png_bytes(self._figure())  # the picture does not depend on the controls
         return self._png_cache
 
     def _panel(self, limit: int = 40) -> str:
-        from gradviz.render.plot import fmt
-
         good, bad = "rgba(26,127,55,.13)", "rgba(209,36,47,.16)"
         k = self._input
         rows = self.rows()
@@ -171,10 +166,10 @@ class GradientCheck(PlotWidget):
             index = ", ".join(map(str, r["index"])) or "—"
             body.append(
                 f"<tr style='background:{good if r['ok'] else bad}'><td>[{index}]</td>"
-                f"<td>{fmt(r['x'], 6)}</td>"
-                f"<td>{fmt(r['analytic'], 8)}</td><td>{fmt(r['numeric'], 8)}</td>"
-                f"<td>{fmt(r['abs_error'], 2)}</td><td>{fmt(r['bound'], 2)}</td>"
-                f"<td>{fmt(r['rel_error'], 2)}</td>"
+                f"<td>{fmt.cell(r['x'], 6)}</td>"
+                f"<td>{fmt.cell(r['analytic'], 8)}</td><td>{fmt.cell(r['numeric'], 8)}</td>"
+                f"<td>{fmt.cell(r['abs_error'], 2)}</td><td>{fmt.cell(r['bound'], 2)}</td>"
+                f"<td>{fmt.cell(r['rel_error'], 2)}</td>"
                 f"<td>{'✓' if r['ok'] else '✗'}</td></tr>")
         if not body:
             body.append("<tr><td colspan='8'>no failures</td></tr>")
@@ -188,7 +183,7 @@ class GradientCheck(PlotWidget):
         return (
             "<style>.gv-gc td,.gv-gc th{padding:1px 8px;text-align:right;font-family:monospace}</style>"
             f"<div style='font-size:12px'><b style='color:{color}'>{esc(self.summary())}</b><br/>"
-            f"f = {esc(fmt(self.value))}; h = {self.eps:g}·max(1, |x|); pass when |difference| ≤ "
+            f"f = {esc(fmt.cell(self.value))}; h = {self.eps:g}·max(1, |x|); pass when |difference| ≤ "
             f"{self.atol:g} + {self.rtol:g}·max(|analytic|, |numerical|)"
             f"{none_note}<br/><b>input {esc(self.names[k])}</b> shape {self.inputs[k].shape} "
             f"{esc(note)}<table class='gv-gc'>{head}{''.join(body)}</table></div>"

@@ -1,117 +1,297 @@
-"""``gv.graph``: the computation graph, with value, gradient, shape, dtype and device on each node.
+"""`GraphView`: the widget `gv.graph` returns (a tape's graph; `traced_view` subclasses it).
 
-Hovering a node shows its full value (the SVG's tooltip); clicking one shows its details beside the
-graph. Graphs over ~150 nodes collapse into one node per layer / name scope; click a group to
-expand it, click an expanded scope's frame to collapse it again (or call ``expand`` / ``collapse``).
+It holds the full model, folds it (`GraphModel.fold_plan`), draws each state once
+(`gradviz.render.dot.to_dot`, then SVG), and answers clicks: a folded box opens, an open frame closes,
+a node shows its details. Pictures of the states a click can reach are drawn ahead for pages without
+a kernel (`gradviz.widgets.graph_states`).
 
 >>> import engine as eg, gradviz as gv
->>> x = eg.constant(2.0)
->>> with eg.GradientTape(persistent=True) as tape:
-...     tape.watch(x)
-...     y = x * x
->>> view = gv.graph(y, tape, names={"x": x, "y": y})
->>> "grad 4.0" in view.to_svg()        # dy/dx at x = 2
-True
+>>> w = eg.Variable([1.0, 2.0])
+>>> with eg.GradientTape() as tape:
+...     loss = eg.sum(w * w)
+>>> view = gv.graph(loss, tape)
+>>> isinstance(view, GraphView), len(view.model.nodes), view.collapsible   # w, Mul, w * w, Sum, loss
+(True, 5, False)
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import itertools
+from collections.abc import Iterable
 from typing import Any
 
-from gradviz.model.checks import NAMES, expect_mapping, expect_tensors
-from gradviz.model.graph_model import build_model
-from gradviz.model.graph_style import graph_tape, is_graph_value
-from gradviz.model.protocol import is_engine_tape
-from gradviz.render.dot import DEFAULT_SHOW
+from gradviz.model.checks import expect_labels, expect_tensor
+from gradviz.model.edge_flow import edge_magnitudes
+from gradviz.model.graph_model import COLLAPSE_THRESHOLD, FOLD_BOXES, GraphModel
+from gradviz.render.dot import DEFAULT_SHOW, Drawing, to_dot
+from gradviz.render.edges import edge_attributes
+from gradviz.render.graphviz import render_svg
+from gradviz.render.svg import restyle, strip_prolog
+from gradviz.render.theme import palette, themed_graph
+from gradviz.widgets.base import View, esc, svg_widget_class
 from gradviz.widgets.graph_info import node_info
-from gradviz.widgets.graph_widget import GraphView
+from gradviz.widgets.graph_states import expanded_in, fold_states, state_of
 
-__all__ = ["graph", "GraphView", "node_info"]
+__all__ = ["GraphView", "SHOW_FIELDS"]
 
+SHOW_FIELDS = "a tuple of fields, e.g. ('value', 'grad', 'shape')"
 
-def graph(
-    target: Any,
-    tape: Any = None,
-    names: Mapping[str, Any] | None = None,
-    show: Iterable[str] = DEFAULT_SHOW,
-    collapse: bool | None = None,
-    theme: str = "auto",
-    rankdir: str | None = None,
-    edge_magnitude: bool = False,
-) -> GraphView:
-    """The computation graph of ``target`` as ``tape`` recorded it.
-
-    ``target``: a tensor (or a list of them); a tape alone draws everything it recorded.
-    ``tape``: the tape (or list of tapes) that recorded it; when omitted, a tape found in ``names``
-    or among the tapes gradviz has seen that recorded ``target`` is used.
-    ``names``: any name → tensor mapping, e.g. ``names=locals()``, to label nodes.
-    ``show``: fields on tensor nodes: "value", "grad", "shape", "dtype", "device".
-    ``collapse``: None collapses graphs over 150 nodes by layer / scope; True or False forces it.
-    ``theme``: "auto" (follow JupyterLab), "light" or "dark".
-    ``edge_magnitude``: draw each edge as wide as the gradient flowing along it (log scale).
-
-    ``target`` may also be an ``eg.Graph`` (what ``eg.function`` traced): see `gradviz.widgets.traced_view`;
-    or, with no tape, a graph-style engine's value (micrograd's design: ``.parents``/``._prev`` and
-    ``.op``/``._op``), drawn through the same reader as a tape (`gradviz.model.graph_style`).
-
-    >>> import engine as eg
-    >>> import gradviz as gv
-    >>> x = eg.constant(2.0)
-    >>> with eg.GradientTape() as tape:
-    ...     tape.watch(x)
-    ...     y = x * x + 1.0
-    ...
-    >>> "<svg" in gv.graph(y, tape, names={"x": x, "y": y}).to_svg()
-    True
-    """
-    from engine import GradientTape, Graph  # noqa: PLC0415
-
-    if isinstance(target, Graph):
-        from gradviz.widgets.traced_view import traced_graph  # noqa: PLC0415
-
-        return traced_graph(target, collapse=collapse, theme=theme, rankdir=rankdir)  # type: ignore[return-value]
-
-    expect_mapping("gv.graph", "names", names, NAMES)
-    if tape is None and _graph_style(target):  # micrograd's design: read as a tape, then as any tape
-        tape = graph_tape(target, "gv.graph")
-    if isinstance(target, GradientTape | list) and tape is None and _all_tapes(target):
-        target, tape = None, target
-    if (target is not None or tape is None) and (tape is None or is_engine_tape(tape)):
-        expect_tensors("gv.graph", "the target", target, expected=GRAPH_INPUTS)  # (else: the protocol's)
-    if tape is None:
-        tape = _find_tape(target, names)
-    return GraphView(build_model(target, tape, names=names), show=show, collapse=collapse, theme=theme,
-                     rankdir=rankdir, edge_magnitude=edge_magnitude)
+_prefixes = itertools.count(1)
 
 
-GRAPH_INPUTS = ("a Tensor computed under a GradientTape (or a list of them), a GradientTape, or an "
-                "eg.Graph (what eg.function traced)")
+class GraphView(View):
+    """What `graph` returns: a graph picture, live in JupyterLab, static elsewhere."""
 
+    def __init__(
+        self,
+        model: GraphModel,
+        show: Iterable[str] = DEFAULT_SHOW,
+        collapse: bool | None = None,
+        theme: str = "auto",
+        rankdir: str | None = None,
+        edge_magnitude: bool = False,
+    ):
+        self.full_model = model
+        self.edge_magnitude = edge_magnitude  # edges as wide as the gradient along them (gv.flow)
+        self.show = expect_labels("gv.graph", "show", show, SHOW_FIELDS)
+        self.theme = theme
+        self.rankdir = rankdir
+        self.opened: frozenset[str] = frozenset()  # the groups open in the picture it starts with
+        self.expanded: set[str] = set()  # the groups open now
+        # collapse=True folds every run of ops; None folds graphs over the threshold (gradviz.model.fold)
+        self.fold_limit = 0 if collapse else FOLD_BOXES
+        wanted = collapse if collapse is not None else len(model) > COLLAPSE_THRESHOLD
+        self.collapsible = bool(wanted and model.fold_plan(self.fold_limit).groups)
+        self.selected: str | None = None  # a node id of `model`
+        self.highlight: dict[str, dict[str, str]] = {}  # node id → SVG shape attributes
+        self.edge_highlight: dict[tuple[str, str], dict[str, str]] = {}  # (src, dst) node ids → attributes
+        self.text_overrides: dict[str, dict[str, dict[str, str]]] = {}  # node id → {text → attributes}
+        self.prefix = f"gvg{next(_prefixes)}"
+        self._cache: dict[Any, tuple[GraphModel, Drawing, str]] = {}
 
-def _graph_style(obj: Any) -> bool:
-    items = obj if isinstance(obj, list | tuple) else [obj]
-    return bool(items) and all(is_graph_value(v) for v in items)
+    # ---- the current picture --------------------------------------------------------------------
+    @property
+    def palette(self) -> Any:
+        """The colours drawn: "auto" draws the light palette and lets CSS follow the page's theme
+        (`gradviz.render.theme.themed_graph`); "light" / "dark" are fixed."""
+        return palette("light" if self.theme == "auto" else self.theme)
 
+    @property
+    def model(self) -> GraphModel:
+        """The model as drawn now (collapsed groups, expanded scopes)."""
+        return self._layout()[0]
 
-def _all_tapes(obj: Any) -> bool:
-    from engine import GradientTape  # noqa: PLC0415
+    @property
+    def drawing(self) -> Drawing:
+        return self._layout()[1]
 
-    items = obj if isinstance(obj, list) else [obj]
-    return bool(items) and all(isinstance(t, GradientTape) for t in items)
+    def _layout(self, expanded: frozenset[str] | None = None) -> tuple[GraphModel, Drawing, str]:
+        expanded = frozenset(self.expanded) if expanded is None else expanded
+        key = (expanded, self.palette.name, self.show, self.rankdir, self.collapsible, self.edge_magnitude)
+        if key not in self._cache:
+            model = self.full_model
+            if self.collapsible:
+                model = model.collapse(expanded, self.fold_limit)
+            edge_attrs = None
+            if self.edge_magnitude:
+                edge_attrs = edge_attributes(edge_magnitudes(model), theme=self.palette.name)
+            drawing = to_dot(model, theme=self.palette, show=self.show, rankdir=self.rankdir,
+                             prefix=self.prefix, edge_attrs=edge_attrs)
+            svg = render_svg(drawing.source)
+            if self.theme == "auto":
+                svg = themed_graph(svg)
+            if len(self._cache) > 64:
+                self._cache.clear()
+            self._cache[key] = (model, drawing, svg)
+        return self._cache[key]
 
+    def picture(self, expanded: frozenset[str]) -> tuple[str, dict[str, str]]:
+        """The SVG with the groups ``expanded`` open (no highlights) and the details of its nodes."""
+        model, drawing, svg = self._layout(expanded)
+        return strip_prolog(restyle(svg, {}, drawing.text_styles)), self._info(model, drawing)
 
-def _find_tape(target: Any, names: Mapping[str, Any] | None) -> Any:
-    from engine import GradientTape, nest  # noqa: PLC0415
-    from gradviz.model import tapeinfo  # noqa: PLC0415
+    def to_svg(self) -> str:
+        shapes, texts = self.styles()
+        return restyle(self._layout()[2], shapes, texts)
 
-    wanted = {t.id for t in nest.flatten(target)}
-    candidates = [v for v in (names or {}).values() if isinstance(v, GradientTape)] + tapeinfo.known_tapes()
-    for t in candidates:
-        if any(r.output.id in wanted for r in t.records):
-            return t
-    raise ValueError(
-        "gv.graph: which tape recorded this tensor? Pass it: gv.graph(y, tape), or names=locals() "
-        "when the tape is a local variable. (A non-persistent tape forgets its records once "
-        "tape.gradient has been called: use eg.GradientTape(persistent=True) to draw it afterwards.)"
-    )
+    def styles(self, highlights: bool = True) -> tuple[dict, dict]:
+        """`restyle`'s arguments for the picture now, by SVG element id: outlines (highlights, the
+        selected node) and texts (gradient colours, overridden texts); ``highlights=False``: only what
+        every state shares (the gradient colours)."""
+        model, drawing, _ = self._layout()
+        if not highlights:
+            return {}, drawing.text_styles
+        shapes = {}
+        pal = self.palette
+        for nid, attrs in self.highlight.items():
+            sid = drawing.ids.get(model.group_of.get(nid, nid))
+            if sid:
+                shapes[sid] = attrs
+        for (src, dst), attrs in self.edge_highlight.items():
+            key = (model.group_of.get(src, src), model.group_of.get(dst, dst))
+            for sid in drawing.edge_ids.get(key, []):
+                shapes[sid] = attrs
+        if self.selected and self.selected in drawing.ids:
+            shapes.setdefault(drawing.ids[self.selected], {"stroke": pal.highlight, "stroke-width": "3"})
+        texts = drawing.text_styles
+        if self.text_overrides:
+            texts = dict(texts)
+            for nid, styles in self.text_overrides.items():
+                sid = drawing.ids.get(nid)
+                if sid:
+                    texts[sid] = {**texts.get(sid, {}), **styles}
+        return shapes, texts
+
+    css_class = "gradviz-graph"
+
+    def legend(self) -> str:
+        """What the colours and shapes mean (HTML)."""
+        pal = self.palette
+        return (
+            f'<div style="font-size:12px;color:{pal.muted};margin-top:4px">'
+            f'<span style="color:{pal.variable_border}">■</span> Variable &nbsp; '
+            f'<span style="color:{pal.watched_border}">■</span> watched tensor &nbsp; '
+            f'<span style="color:{pal.op_border}">●</span> op &nbsp; '
+            f'<span style="color:{pal.target_border}">■</span> target &nbsp; '
+            f'<span style="color:{pal.grad_pos}">grad</span> = d target / d node '
+            "(hover a node for its full value)</div>"
+        )
+
+    def to_html(self) -> str:
+        details = self.details
+        side = f'<div style="margin-top:6px">{details}</div>' if details else ""
+        picture = strip_prolog(self.to_svg())
+        return f'<div class="gradviz {self.css_class}">{picture}{self.legend()}{side}</div>'
+
+    # ---- interaction ----------------------------------------------------------------------------
+    @property
+    def details(self) -> str:
+        """HTML details of the selected node ('' when none is selected)."""
+        if not self.selected or self.selected not in self.model.nodes:
+            return ""
+        return self.describe(self.model.nodes[self.selected], self.model)
+
+    def describe(self, node: Any, model: GraphModel) -> str:
+        """HTML details of one drawn node (what a click shows)."""
+        return node_info(node, model)
+
+    def select(self, node: Any) -> None:
+        """Select a node (by node id, SVG id, or tensor); a group node expands, a scope frame collapses."""
+        nid = self._resolve(node)
+        model = self.model
+        if nid is not None and nid.startswith("c:"):
+            self.collapse(nid[2:])
+            nid = None
+        elif nid is not None and model.nodes[nid].kind == "group":
+            self.expand(model.nodes[nid].scope)
+            nid = None
+        self.selected = nid
+        self._sync()
+
+    def expand(self, scope: str) -> None:
+        """Show the nodes of ``scope`` (a group) one by one, inside a frame (and the groups inside it
+        that the picture started with open)."""
+        self.expanded.add(scope)
+        group = self.full_model.fold_plan(self.fold_limit).by_key(scope) if self.opened else None
+        if group is not None:
+            plan = self.full_model.fold_plan(self.fold_limit)
+            inside = {g.key for g in plan.groups.values() if group.id in plan.path(g.id)}
+            self.expanded |= inside & self.opened
+        self._sync()
+
+    def collapse(self, scope: str | None = None) -> None:
+        """Fold ``scope`` back into one node, and the groups inside it (every scope when None)."""
+        if scope is None:
+            self.expanded.clear()
+        else:
+            self.expanded.discard(scope)
+            group = self.full_model.fold_plan(self.fold_limit).by_key(scope) if self.collapsible else None
+            if group is not None:
+                plan = self.full_model.fold_plan(self.fold_limit)
+                self.expanded -= {g.key for g in plan.groups.values() if group.id in plan.path(g.id)}
+        self._sync()
+
+    def _resolve(self, node: Any) -> str | None:
+        if node is None:
+            return None
+        if not isinstance(node, str):  # a tensor: compared by identity, never with == (elementwise)
+            expect_tensor("GraphView.select", "the node", node,
+                          expected="a tensor of this graph or a node id")
+            return self.model.node_for(node).id
+        if node == "":
+            return None
+        if node in self.model.nodes:
+            return node
+        for nid, sid in self.drawing.ids.items():
+            if sid == node:
+                return nid
+        raise KeyError(f"no node {node!r} in this graph.")
+
+    # ---- the live widget ------------------------------------------------------------------------
+    def _build_widget(self) -> Any:
+        states = fold_states(self)
+        state = self._state()
+        cls = svg_widget_class()
+        w = cls(
+            svg="" if state in states["views"] else strip_prolog(self.to_svg()),  # each picture once
+            info={**self._info(), **states["info"]},  # (these say which boxes open without a kernel)
+            panel=self._panel_head(),
+            views=states["views"],
+            opens=states["opens"],
+            state=state,
+        )
+        w.observe(self._on_select, names="selected")
+        w.observe(self._on_state, names="state")
+        return w
+
+    def _state(self) -> str:
+        if not self.collapsible:
+            return ""
+        return state_of(self.full_model.fold_plan(self.fold_limit), self.expanded, self.opened)
+
+    def _on_state(self, change: dict) -> None:
+        """The front end opened or closed a group by itself (a precomputed view): follow it."""
+        state = change["new"]
+        if not state or state == self._state():
+            return
+        self.expanded = set(expanded_in(self.full_model.fold_plan(self.fold_limit), state, self.opened))
+        self.selected = None
+        self._sync()
+
+    def _panel_head(self) -> str:
+        return (
+            '<div style="opacity:.75;font-size:12px">Click a node for details'
+            + ("; click a group to expand it, a frame to collapse it" if self.collapsible else "")
+            + ".</div>"
+        )
+
+    def _info(self, model: GraphModel | None = None, drawing: Drawing | None = None) -> dict[str, str]:
+        if model is None or drawing is None:
+            model, drawing = self.model, self.drawing
+        out = {drawing.ids[n]: self.describe(node, model) for n, node in model.nodes.items()}
+        for key, sid in drawing.ids.items():
+            if key.startswith("c:"):
+                out[sid] = f"<b>{esc(key[2:])}</b>: click again to collapse."
+        return out
+
+    def _on_select(self, change: dict) -> None:
+        try:
+            self.select(change["new"] or None)
+        except KeyError:
+            self.selected = None
+
+    def _sync(self) -> None:
+        """Push the current state to the live widget (when there is one)."""
+        if self._widget is None:
+            return
+        w = self._widget
+        state = self._state()
+        shown = state in w.views and not (self.selected or self.highlight or self.text_overrides)
+        w.svg = "" if shown else strip_prolog(self.to_svg())  # a state drawn ahead shows as it is
+        w.info = {**w.info, **self._info()}
+        w.state = state if shown else ""
+
+    def __repr__(self) -> str:
+        m = self.full_model
+        ops = sum(1 for n in m.nodes.values() if n.kind == "op")
+        return f"<gv.graph: {len(m)} nodes ({ops} ops), targets {[m.nodes[t].label for t in m.targets]}>"

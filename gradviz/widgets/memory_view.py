@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import traitlets
 
+import engine as eg
 from gradviz.model.checks import describe
 from gradviz.model.memory_runs import MemoryRun, cursor_grid, read_profiles
 from gradviz.render.memory_plots import (
@@ -35,7 +36,9 @@ from gradviz.render.memory_plots import (
     panel_open,
     scope_colors,
 )
-from gradviz.widgets.plot_widget import PlotWidget
+from gradviz.render.plot import plot_colors, png_bytes, svg_text
+from gradviz.widgets.frames import Control, Frames, compact_svg, svg_with_layers, themed_svg
+from gradviz.widgets.plot_widget import PlotWidget, _grids_note
 
 __all__ = ["memory", "MemoryView"]
 
@@ -95,8 +98,6 @@ class MemoryView(PlotWidget):
         return sorted(set(cursor_grid(run.events, int(np.argmax(run.saved)))) | {self.cursor[i]})
 
     def _frame_controls(self) -> list[Any]:
-        from gradviz.widgets.frames import Control
-
         specs = []
         for i, run in enumerate(self.runs):
             grid = self.grid(i)
@@ -115,13 +116,9 @@ class MemoryView(PlotWidget):
         return specs
 
     def _make_frames(self, specs: list[Any]) -> Any:
-        import matplotlib
+        import matplotlib  # deferred: matplotlib is heavy
 
-        from gradviz.render.plot import palette, svg_text
-        from gradviz.widgets.frames import Frames, compact_svg, svg_with_layers, themed_svg
-        from gradviz.widgets.plot_widget import _grids_note
-
-        colors = palette(self.theme)
+        colors = plot_colors(self.theme)
         frames = Frames(self.kind, title=self.title, note=_grids_note(specs))
         for c in specs:  # ▶ sweeps a whole profile in about PLAY_MS, however many events it has
             interval = min(400, max(25, PLAY_MS // max(len(c.labels), 1)))
@@ -151,8 +148,6 @@ class MemoryView(PlotWidget):
         return memory_figure(self.runs, self.theme, self.cursor)
 
     def _draw(self) -> bytes:
-        from gradviz.render.plot import png_bytes
-
         if self._plots is None:
             self._plots = MemoryPlots(self.runs, self.theme)
         self._plots.show(self.cursor)
@@ -184,8 +179,6 @@ def memory(profile_or_fn: Any, *args: Any, **kwargs: Any) -> MemoryView:
     True
     """
     if callable(profile_or_fn) and not hasattr(profile_or_fn, "timeline"):
-        import engine as eg
-
         profile = eg.memory_profile(profile_or_fn, *args, **kwargs)
         return MemoryView(profile, labels=getattr(profile_or_fn, "__name__", None))
     if args:

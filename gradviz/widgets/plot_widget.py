@@ -17,10 +17,22 @@ in the lab and in an exported page alike (`gradviz.widgets.frames`). Subclasses 
 
 from __future__ import annotations
 
+import base64
 import time
 from typing import Any
 
+from gradviz.render.plot import plot_colors, png_bytes, png_size, svg_text, theme_name
+from gradviz.render.svg import strip_prolog
 from gradviz.widgets.base import View, esc
+from gradviz.widgets.frames import (
+    FrameControl,
+    compact_svg,
+    layer_frame,
+    panel_html,
+    plot_frames,
+    rows_html,
+    themed_svg,
+)
 
 __all__ = ["PlotWidget"]
 
@@ -34,8 +46,6 @@ class PlotWidget(View):
     kind = ""
 
     def __init__(self, theme: str | None = None) -> None:
-        from gradviz.render.plot import theme_name
-
         super().__init__()
         self.theme = theme_name(theme)
         self._controls_by_name: dict[str, Any] = {}
@@ -96,8 +106,6 @@ class PlotWidget(View):
 
     # ---- the kernel-free widget (gradviz.widgets.frames) -------------------------------------------
     def _compute_frames(self, specs: list[Any]) -> Any:
-        from gradviz.widgets.frames import FrameControl
-
         self._frames_busy = True
         try:
             frames = self._make_frames(specs)
@@ -110,8 +118,6 @@ class PlotWidget(View):
 
     def _make_frames(self, specs: list[Any]) -> Any:
         """The `Frames` of the controls ``specs`` (default: `plot_frames` of the matplotlib view)."""
-        from gradviz.widgets.frames import plot_frames
-
         return plot_frames(self, self.kind or type(self).__name__, specs, title=self.title,
                            note=_grids_note(specs), **self._frame_layout())
 
@@ -161,8 +167,6 @@ class PlotWidget(View):
         """What the live kernel-free widget shows now in ``layer`` ("panel", or "moving": the parts of
         the picture the controls move): the frame its controls select, as the browser looks it up. A
         widget whose panel is several layers (no layer named "panel") gives them joined."""
-        from gradviz.widgets.frames import layer_frame, panel_html, rows_html
-
         w = self.widget
         for spec in w.layers:
             if spec["name"] == layer:
@@ -182,8 +186,6 @@ class PlotWidget(View):
 
     def to_png(self, scale: float = 2.0) -> bytes:
         """The current state as a PNG at ``scale`` × 72 dpi (a fresh, full-quality drawing)."""
-        from gradviz.render.plot import png_bytes
-
         fig = self._figure()
         if fig is None:
             raise NotImplementedError(f"{type(self).__name__} has no picture; save it as .html.")
@@ -191,8 +193,6 @@ class PlotWidget(View):
 
     def to_svg(self) -> str:
         """The current state as a (vector) SVG document."""
-        from gradviz.render.plot import svg_text
-
         fig = self._figure()
         if fig is None:
             raise NotImplementedError(f"{type(self).__name__} has no picture; save it as .html.")
@@ -201,12 +201,9 @@ class PlotWidget(View):
     def _repr_svg_(self) -> str | None:
         """A light SVG around the current PNG (no second drawing); ``save("x.svg")`` / `to_svg` give
         the vector drawing."""
-        from gradviz.render.plot import png_size
-
         png = self.png()
         if png is None:
             return None
-        import base64
 
         width, height = png_size(png)
         data = base64.b64encode(png).decode("ascii")
@@ -219,11 +216,7 @@ class PlotWidget(View):
         """The current state as HTML: the picture as vector SVG (text as text, crisp at any zoom, in
         the theme's CSS colours), then the panel. What a static page shows, or a page before its
         widgets have rendered."""
-        import matplotlib
-
-        from gradviz.render.plot import palette
-        from gradviz.render.svg import strip_prolog
-        from gradviz.widgets.frames import compact_svg, themed_svg
+        import matplotlib  # deferred: matplotlib is heavy
 
         parts = ['<div class="gradviz">']
         if self.title:
@@ -231,9 +224,7 @@ class PlotWidget(View):
         with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gradviz"}):
             fig = self._figure()
             if fig is not None:
-                from gradviz.render.plot import svg_text
-
-                svg = themed_svg(compact_svg(strip_prolog(svg_text(fig))), palette(self.theme))
+                svg = themed_svg(compact_svg(strip_prolog(svg_text(fig))), plot_colors(self.theme))
                 parts.append(f"<style>.gradviz-picture svg{{max-width:100%;height:auto}}</style>"
                              f'<div class="gradviz-picture">{svg}</div>')
         parts.append(self._panel())

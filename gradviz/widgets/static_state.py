@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from gradviz.render.svg import restyle
 from gradviz.render.text import esc
 from gradviz.widgets.frames import layer_frame, panel_html
 
@@ -60,8 +61,6 @@ def static_html(state: dict[str, Any]) -> str | None:
 
 
 def _frames_html(state: dict[str, Any]) -> str:
-    from gradviz.render.svg import restyle  # noqa: PLC0415
-
     index = state.get("index") or {}
     picture = state["picture"]
     for layer in state["layers"]:  # the picture's layers (the panel's: panel_html, below)

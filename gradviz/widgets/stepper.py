@@ -28,15 +28,17 @@ from typing import TYPE_CHECKING, Any
 
 import traitlets
 
+from engine import backward_steps
 from gradviz.model import protocol, tapeinfo
 from gradviz.model.checks import NAMES, expect_mapping, expect_tensor, expect_tensors, wrong_type
-from gradviz.model.explain import drawn_id
+from gradviz.model.explain import drawn_id, explain_none
 from gradviz.model.graph_model import build_model
 from gradviz.model.graph_style import complete_after, graph_steps, graph_tape, is_graph_value
 from gradviz.model.step_totals import Arrival, accumulate
 from gradviz.render import fmt
 from gradviz.render.svg import restyle, strip_prolog
 from gradviz.widgets.base import View, Whole, esc
+from gradviz.widgets.frames import Frames
 from gradviz.widgets.graph_view import GraphView
 
 if TYPE_CHECKING:
@@ -121,8 +123,6 @@ class BackpropView(View):
 
     def _from_tape(self, tape: Any, target: Any, sources: Any, names: Mapping[str, Any] | None) -> Any:
         """This engine's tape: the model of what it recorded, and the engine's own steps over it."""
-        from engine import backward_steps  # noqa: PLC0415
-
         reading = protocol.read_tape(tape, "gv.backprop")
         tapes = reading.tapes
         if not reading.rows:
@@ -386,7 +386,6 @@ class BackpropView(View):
     def _summary(self, final: bool) -> str:
         if not final:
             return ""
-        from gradviz.model.explain import explain_none  # noqa: PLC0415
 
         items = []
         for s in self.sources:
@@ -410,8 +409,6 @@ class BackpropView(View):
 
     def frames(self) -> Any:
         """Every position's highlights (patches of one graph picture) and explanation, as `Frames`."""
-        from gradviz.widgets.frames import Frames  # noqa: PLC0415
-
         g = self.graph
         base_shapes, base_texts = g.styles(highlights=False)
         base = strip_prolog(restyle(g._layout()[2], base_shapes, base_texts))

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from engine import nest
 from gradviz.model import protocol, tapeinfo
 from gradviz.model.checks import NAMES, expect_mapping
 from gradviz.model.explain import drawn_id, explain_none, variable_reads
@@ -25,6 +26,7 @@ from gradviz.model.protocol import shown_id
 from gradviz.render import fmt
 from gradviz.render.array_panel import array_html
 from gradviz.widgets.base import View, esc
+from gradviz.widgets.frames import Frames
 
 __all__ = ["tape", "TapeView"]
 
@@ -66,8 +68,6 @@ class TapeView(View):
         target: Any = None,
         sources: Any = None,
     ):
-        from engine import nest  # noqa: PLC0415
-
         reading = tapes if isinstance(tapes, protocol.Reading) else protocol.read_tape(tapes, "gv.tape")
         self.reading = reading
         self.tapes = tapes = reading.tapes
@@ -128,8 +128,6 @@ class TapeView(View):
     ) -> list[tuple[str, str, str | None]]:
         """For each source: (label, gradient text or '', reason when None), as tape ``tape_index``
         would answer, without consuming any tape."""
-        from engine import nest  # noqa: PLC0415
-
         target = self.target if target is None else target
         sources = self.sources if sources is None else nest.flatten(sources)
         if target is None or not sources or not self.tapes:
@@ -250,8 +248,6 @@ class TapeView(View):
 
     def frames(self) -> Any:
         """The table and details of every row, and the answer for every target, source and tape."""
-        from gradviz.widgets.frames import Frames  # noqa: PLC0415
-
         f = Frames("tape", title="", note="")
         f.picture = ""
         labels = [f"{r.op_id}: {r.op}" for r, _ in self.rows] or ["(no ops)"]

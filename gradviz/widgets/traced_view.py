@@ -28,7 +28,7 @@ from gradviz.model.graph_model import FOLD_BOXES, GraphModel
 from gradviz.model.traced_model import traced_model
 from gradviz.widgets.base import esc, info_table
 from gradviz.widgets.graph_info import node_info
-from gradviz.widgets.graph_widget import GraphView
+from gradviz.widgets.graph_view import GraphView
 
 __all__ = ["TracedGraphView", "traced_graph"]
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from browser_helpers import render_esm
 
-from gradviz.render.plot import new_figure, palette, style_axes, svg_text
+from gradviz.render.plot import new_figure, plot_colors, style_axes, svg_text
 from gradviz.widgets.esm import esm_source
 from gradviz.widgets.frames import Frames, svg_points, svg_with_layers, themed_svg
 
@@ -20,7 +20,7 @@ SOURCE = esm_source("frames_view.js")  # what anywidget loads: zoom_view.js, the
 
 def descent_like() -> Frames:
     """A 1-D loss with gradient-descent paths over a grid of learning rates, revealed step by step."""
-    colors = palette("light")
+    colors = plot_colors("light")
     fig = new_figure((4.0, 2.6), theme="light")
     ax = fig.add_subplot()
     style_axes(ax, "light")
