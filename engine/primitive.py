@@ -20,6 +20,7 @@ nodes carry). `eg.primitives` maps every name to its primitive.
 ...     y = cube(x)
 >>> tape.gradient(y, x).numpy()
 array(12., dtype=float32)
+>>> del REGISTRY["cube"]  # an example, not one of the engine's ops
 """
 
 from __future__ import annotations
