@@ -215,11 +215,12 @@ def solved_cell(template: str, reference: str) -> str:
 
 
 def exercise_cells(lesson: str, source: str, imports: str,
-                   previous: str = "") -> tuple[list[nbformat.NotebookNode], str]:
+                   previous: str = "") -> tuple[list[nbformat.NotebookNode], str, bool]:
     """The answer and test cells for the lesson cell ``source`` (one that ends with ``check(...)``).
 
-    A check alone in its cell answers the code cell before it (``previous``): then the first cell
-    returned replaces that one and the second is the check cell itself."""
+    Returns (cells, exercise name, whether the cells replace ``previous``): a check alone in its cell
+    answers the code cell before it (``previous``), and then the first cell returned takes that cell's
+    place and the second is the check cell itself."""
     call = list(CHECK_CALL.finditer(source))[-1]
     name, answer = call.group("name"), call.group("answer").strip()
     exercise = EXERCISES.get((lesson, name))
@@ -233,7 +234,7 @@ def exercise_cells(lesson: str, source: str, imports: str,
             raise NoReference("its reference is a cell's source, but the check is not alone in its cell "
                               "after the template cell")
         answer_cell = _answer_cell(solved_cell(previous, exercise.reference), name)
-        return [answer_cell, nbformat.v4.new_code_cell(source), _test_cell(lesson, name, answer)], name
+        return [answer_cell, nbformat.v4.new_code_cell(source), _test_cell(lesson, name, answer)], name, True
     if callable(exercise.reference) and not isinstance(exercise.reference, eg.Tensor):
         solved = solved_function(template, exercise.reference, imports)
     elif re.fullmatch(r"\((\w+(, )?)+\)", answer) and isinstance(exercise.reference, tuple):
@@ -245,7 +246,7 @@ def exercise_cells(lesson: str, source: str, imports: str,
             solved = solved_value(solved, part, value)
     else:
         solved = solved_value(template, answer, exercise.reference)
-    return [_answer_cell(f"{solved}\n\n{call.group(0)}", name), _test_cell(lesson, name, answer)], name
+    return [_answer_cell(f"{solved}\n\n{call.group(0)}", name), _test_cell(lesson, name, answer)], name, False
 
 
 def _answer_cell(source: str, name: str) -> nbformat.NotebookNode:
@@ -279,8 +280,9 @@ def make_assignment(lesson_path: Path, source_dir: Path, log=print) -> tuple[str
         if cell.cell_type == "code" and CHECK_CALL.search(cell.source) and "checker(" not in cell.source:
             previous = cells[-1] if cells and cells[-1].cell_type == "code" else None
             try:
-                new, name = exercise_cells(lesson, cell.source, imports, previous.source if previous else "")
-                if len(new) == 3:  # the first replaces the template cell before the check
+                new, name, replaces_previous = exercise_cells(lesson, cell.source, imports,
+                                                              previous.source if previous else "")
+                if replaces_previous:  # lesson 10: the answer cell takes the template cell's place
                     cells.pop()
             except NoReference as why:
                 found = CHECK_CALL.findall(cell.source)
