@@ -28,7 +28,9 @@ value judge `close_to`), ``through.py`` (a gradient through an engine-op answer)
   dtypes, strings (case and surrounding spaces ignored) and sets of strings. The course's exercises
   keep no answer in plain form: ``expected=computed(function)`` computes it on each check, the engine
   doing what the lesson asks, and ``expected=hashed(digest, among=options)`` keeps a set of options
-  that nothing computes as a hash (``answers.py``).
+  that nothing computes as a hash (``answers.py``; ``hashed_choice`` for one of the options). An
+  exercise with a judge of its own takes its ``reference=`` from the same two, and its judge
+  computes what it compares with (the engine's shapes, its SGD, its Hessian, its placement).
 * ``register("04", "step", judge=my_judge, hint="...")`` lets ``my_judge(answer)`` decide: it
   returns ``None`` when the answer is right, else a short sentence saying what is wrong.
 * Every registration carries the course's answer, ``reference=`` (the value, or the function of a
@@ -121,14 +123,14 @@ from . import (  # noqa: F401 (they register; grading: the graded assignments' t
     progress,
     registry,
 )
-from .answers import computed, hashed
+from .answers import computed, hashed, hashed_choice
 from .compare import Judge, _compare, _compare_numbers, close_to  # noqa: F401 (the helpers: as before)
 from .registry import EXERCISES, Exercise, check, checker, evaluate, hint, register
 from .seal import seal as _seal
 from .timelimit import TIME_LIMIT_S
 
 __all__ = ["Exercise", "EXERCISES", "TIME_LIMIT_S", "register", "evaluate", "check", "checker", "hint",
-           "close_to", "Judge", "computed", "hashed"]
+           "close_to", "Judge", "computed", "hashed", "hashed_choice"]
 
 # The package's modules and NumPy's (whose functions the judges call) are sealed.
 _seal([m for n, m in list(sys.modules.items()) if n == __name__ or n.startswith(__name__ + ".")]
