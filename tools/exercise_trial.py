@@ -3,7 +3,10 @@
 ``python tools/exercise_trial.py`` prints, per kind of answer (right, wrong, shortcut), how many were
 given, accepted and refused, and how many verdicts contained the words the answer declares (a wrong
 answer's hint names its mistake; a shortcut's refusal says why, or a search is told that the check
-stopped giving directions); then every miss, one line each. Exit status 1 on any miss.
+stopped giving directions); then every miss, one line each. Exit status 1 on any miss. A search (tries
+through the kernel's ``check`` until one is right) counts as accepted only when it found the answer
+before the check stopped saying which way an answer is off: a brute force over a question's few
+options afterwards is reported, as the issue asks, not prevented.
 
 Every answer but a search is judged twice, afresh: the same answer must get the same verdict, word for
 word (numbers aside: a check names what it builds for each run, ``softsign_check_29``).
@@ -44,6 +47,7 @@ class Outcome:
     named: bool
     tries: int = 1
     stable: bool = True
+    found: int | None = None  # a search: the try that found the answer (after the check stopped directing)
 
     @property
     def miss(self) -> bool:
@@ -75,11 +79,15 @@ def _digits_out(message: str) -> str:
 
 def _judged_once(trial: Trial) -> Outcome:
     with trial.cell() if trial.cell else contextlib.nullcontext():
-        if trial.search is not None:
+        if trial.search is not None:  # found on the directions alone is the miss
             said = trial.search(lambda answer: checks.registry.verdict(*trial.key, answer))
-            ok, message = said[-1]
-            ok = any(found for found, _ in said)
+            found = next((i for i, (right, _) in enumerate(said) if right), None)
+            told = next((i for i, (_, text) in enumerate(said) if all(w in text for w in trial.words)), None)
+            ok = found is not None and (told is None or found < told)
+            message = said[told][1] if told is not None else said[-1][1]
             tries = len(said)
+            return Outcome(trial, ok, message, told is not None, tries,
+                           found=None if found is None else found + 1)
         else:
             answer = trial.build()
             limit = SHORT_LIMIT_S if trial.short else None
@@ -135,8 +143,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"verdicts that changed when the same answer was judged again: {unstable}")
     searches = [o for o in outcomes if o.trial.search]
     for o in searches:
-        print(f"search {o.trial.key[0]}-{o.trial.key[1]} ({o.trial.label}): {o.tries} tries, "
-              f"{'found it' if o.ok else 'not found'}; last verdict: {o.message[:120]!r}")
+        result = "not found" if o.found is None else f"found at try {o.found}"
+        print(f"search {o.trial.key[0]}-{o.trial.key[1]} ({o.trial.label}): {o.tries} tries, {result}, "
+              f"{'on the directions alone' if o.ok else 'after the check stopped directing'}; "
+              f"it said: {o.message[:100]!r}")
     by_origin = Counter((o.trial.kind, o.trial.origin) for o in outcomes)
     print("origins: " + ", ".join(f"{kind}/{origin} {n}" for (kind, origin), n in sorted(by_origin.items())))
     misses = [o for o in outcomes if o.miss]

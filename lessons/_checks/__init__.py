@@ -80,8 +80,9 @@ What a check trusts, and what it does not (tests/test_lessons_checks_honest.py t
   them *while it is checked* gets "Not yet". The engine's tensor classes, the forbidden built-ins'
   code and ``sys.setprofile`` are captured at import too, so rebinding ``eg.Tensor`` or
   ``sys.setprofile`` in a cell does not help. ``SystemExit`` or ``KeyboardInterrupt`` from an answer
-  is reported, not raised. After ``DIRECTED_TRIES`` wrong answers to a value exercise, ``check``
-  stops saying which way an answer is off. Not protected (a determined learner can always cheat, in
+  is reported, not raised. After ``DIRECTED_TRIES`` wrong answers to a value exercise (one, for a
+  set of names: its options could be tried one at a time), ``check`` stops saying which way an
+  answer is off, and ``check.hint`` too. Not protected (a determined learner can always cheat, in
   their own kernel; grading runs elsewhere): the engine's own methods (``eg.Tensor.numpy``) and
   functions (the computed answers run on the engine: re-wiring it changes them), the closures'
   cells, the source of this package (the function exercises' references live here; a value's is

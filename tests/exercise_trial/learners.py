@@ -9,6 +9,7 @@ engine of the other cells as the lesson runs them.
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 from collections.abc import Callable
@@ -282,6 +283,37 @@ def bisect_stable_rate(verdict: Callable[[Any], tuple[bool, str]], tries: int = 
     return said
 
 
+def probe_names(options: tuple[str, ...]) -> Callable[..., list[tuple[bool, str]]]:
+    """Find a set of names among ``options`` by trying each name alone ("misses something": it
+    belongs; "contains something that does not belong": it does not), then the set found; when the
+    verdicts stop saying which way, every subset of the names still unknown, in turn."""
+    def search(verdict: Callable[[Any], tuple[bool, str]]) -> list[tuple[bool, str]]:
+        said: list[tuple[bool, str]] = []
+        known: dict[str, bool] = {}
+        for name in options:
+            ok, message = verdict({name})
+            said.append((ok, message))
+            if ok:
+                return said
+            if "misses something" in message:
+                known[name] = True
+            elif "does not belong" in message:
+                known[name] = False
+        unknown = [n for n in options if n not in known]
+        chosen = {n for n, belongs in known.items() if belongs}
+        for size in range(len(unknown) + 1):
+            for extra in itertools.combinations(unknown, size):
+                ok, message = verdict(chosen | set(extra))
+                said.append((ok, message))
+                if ok:
+                    return said
+        return said
+    return search
+
+
 SEARCHES: dict[tuple[str, str], tuple[str, Callable[..., list[tuple[bool, str]]]]] = {
     ("04", "stable_rate"): ("bisection from the directions", bisect_stable_rate),
+    ("05", "keeps_direction"): ("each method alone, then the rest",
+                                probe_names(("value", "norm", "global norm", "per-variable norm"))),
+    ("08", "bit_identical"): ("each letter alone, then the rest", probe_names(("a", "b", "c", "d", "e"))),
 }
