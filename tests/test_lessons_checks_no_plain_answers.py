@@ -2,6 +2,9 @@
 every check by the course's computation of it (the engine doing what the lesson asks), or, where
 nothing can compute it, kept as a SHA-256 of its canonical form (lessons/_checks/answers.py).
 
+The same holds for the value exercises judged by a judge of their own (`JUDGED_ORACLE`: it names the
+mistakes, and computes what it compares with from the engine or the lesson's setup on each check).
+
 The answers as they were once written in the checks are kept here only, as the oracle the computations
 must reproduce. Nowhere else may they be read: not in the source of lessons/_checks/*.py (its
 ``lessons_10_solution.py`` holds the source text of lesson 10's function exercises, no value), not in
@@ -210,12 +213,12 @@ def _written_forms(value: Any) -> set[str]:
                 forms |= {f"{{{body}}}", f"[{body}]", f"({body})", f"({body},)"}  # bare: part of any superset
         return forms
     if isinstance(value, np.ndarray):  # the whole list, each number written one way throughout
-        forms = {repr(value), str(value)}
+        forms = {repr(value), str(value), str(value.astype(np.float32))}
         writers = (repr, "{:g}".format, "{:.1f}".format, lambda v: str(int(v)) if v == int(v) else repr(v))
         for write in writers:
             for sep in (", ", ","):
-                rows = [f"[{sep.join(write(float(v)) for v in row)}]" for row in value]
-                forms.add(f"[{sep.join(rows)}]")
+                rows = [f"[{sep.join(write(float(v)) for v in row)}]" for row in np.atleast_2d(value)]
+                forms.add(f"[{sep.join(rows)}]" if value.ndim == 2 else rows[0])
         return forms
     return set()
 
@@ -343,3 +346,190 @@ def test_no_registration_of_the_course_gives_a_literal_expected():
     literal = [f"{name}:{text[:m.start()].count(chr(10)) + 1}" for name, text in registering.items()
                for m in re.finditer(r"\bexpected=(?!computed\(|hashed\()", text)]
     assert not literal, literal
+
+
+# ---- the exercises whose own judges name the mistakes ---------------------------------------------------
+
+#: The value exercises judged by a judge of their own (it names the mistakes: steps off by one, the size
+#: after pooling, the coupled Hessian...), and their answers as the checks once held them, in plain sight.
+#: landing_device's depends on the machine: the tests run with a GPU (the fake CuPy, or a real one).
+JUDGED_ORACLE: dict[tuple[str, str], Any] = {
+    ("01", "float32_product"): np.array([0.0, 0.5, 1.5, 3.0, 5.0]),
+    ("01", "landing_device"): "gpu:0",
+    ("04", "decay_half"): 2.125,
+    ("04", "stable_rate"): 2.0 / 6.0,
+    ("07", "flatten_size"): 7 * 7 * 64,
+    ("08", "activation_bytes"): 50 * 8 * 8 * 32 * 4,
+    ("08", "pool_drop"): "used_bytes",
+}
+JUDGED = sorted(JUDGED_ORACLE)
+JUDGED_IDS = ["-".join(k) for k in JUDGED]
+PACKAGE = checks.__name__
+
+
+def _plain(value: Any) -> Any:
+    """A reference as the oracle is written: a tensor's numbers as a float64 array."""
+    return np.asarray(value.numpy(), np.float64) if isinstance(value, eg.Tensor) else value
+
+
+def test_every_value_exercise_with_its_own_judge_is_computed_or_hashed():
+    judged = {k for k, e in checks.EXERCISES.items() if not e.function and k not in ORACLE}
+    assert judged == set(JUDGED_ORACLE), "a value exercise with its own judge registered (or gone) unseen"
+    for key in JUDGED:
+        assert isinstance(checks.EXERCISES[key].solution, (ANSWERS.Computed, ANSWERS.Hashed)), key
+
+
+@pytest.mark.parametrize("key", JUDGED, ids=JUDGED_IDS)
+def test_the_judged_reference_is_the_oracles_and_computed_anew(key):
+    assert eg.gpu_available(), "the test suite runs with a GPU (the fake CuPy at least)"
+    first, again = (_plain(checks.EXERCISES[key].reference) for _ in range(2))
+    if isinstance(JUDGED_ORACLE[key], str):
+        assert first == again == JUDGED_ORACLE[key]
+    else:
+        assert _same(first, JUDGED_ORACLE[key]) and _same(again, JUDGED_ORACLE[key]), (first, again)
+    if isinstance(first, np.ndarray):
+        assert first is not again
+
+
+def _package_functions(code: CodeType, found: dict[str, FunctionType], module: Any) -> None:
+    """The functions of the checks package that ``code`` (and the code inside it) calls by name."""
+    for name in code.co_names:
+        target = vars(module).get(name)
+        if isinstance(target, FunctionType) and target.__module__.startswith(PACKAGE) and \
+                target.__qualname__ not in found:
+            found[target.__qualname__] = target
+            _package_functions(target.__code__, found, sys.modules[target.__module__])
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            _package_functions(const, found, module)
+
+
+def _judge_and_helpers(key: tuple[str, str]) -> list[FunctionType]:
+    """The exercise's judge, its computation, and every function of the package they call by name."""
+    exercise = checks.EXERCISES[key]
+    roots = [exercise.judge] + ([exercise.solution.compute] if isinstance(exercise.solution,
+                                                                           ANSWERS.Computed) else [])
+    found: dict[str, FunctionType] = {}
+    for root in roots:
+        found[root.__qualname__] = root
+        _package_functions(root.__code__, found, sys.modules[root.__module__])
+    return list(found.values())
+
+
+def _quoted(text: str) -> set[str]:
+    return {f'"{text}"', f"'{text}'"}
+
+
+def _without_options(source: str) -> str:
+    """A module's text less the ``among=(...)`` options of its hashed answers (the options the
+    question offers, every one of them, are not the answer)."""
+    return re.sub(r"among=\([^)]*\)", "among=(...)", source)
+
+
+@pytest.mark.parametrize("key", JUDGED, ids=JUDGED_IDS)
+def test_no_written_form_of_the_judged_answer_in_the_checks_source(key):
+    """Not in the registration, the judge, the computation, or any function of the package they call;
+    a name (a string answer) in no module of the package but as one of its question's options."""
+    value = JUDGED_ORACLE[key]
+    exercise = checks.EXERCISES[key]
+    module = sys.modules[exercise.judge.__module__]
+    text = inspect.getsource(module)
+    start = text.index(f'register("{key[0]}", "{key[1]}"')
+    end = text.find("\nregister(", start + 1)
+    near = text[start: end if end > 0 else len(text)] + "\n".join(
+        inspect.getsource(f) for f in _judge_and_helpers(key))
+    if isinstance(value, str):
+        if key == ("01", "landing_device"):  # "gpu:0" is also the device the exercise asks for
+            assert not _leaks(near, _quoted("cpu:0")), near
+            assert "gpu_available" not in near, "the answer chosen by the checks, not placed by the engine"
+            return
+        hits = {n: _leaks(_without_options(t), _quoted(value)) for n, t in _package_source().items()}
+        assert not any(hits.values()), hits
+        return
+    forms = _written_forms(value) | set().union(*[_forms(v) for v in _scalar_parts(value)] or [set()])
+    assert forms
+    assert not _leaks(near, forms), (_leaks(near, forms), near)
+    hits = {n: _leaks(t, _written_forms(value)) for n, t in _package_source().items()}
+    assert not any(hits.values()), hits
+
+
+def _reachable_with_helpers(key: tuple[str, str]) -> list[Any]:
+    """What the judge, the record and the functions they call reach, less the options of a hashed
+    answer."""
+    exercise = checks.EXERCISES[key]
+    fields = [getattr(exercise, f.name) for f in dataclasses.fields(exercise)]
+    found = _reachable([fields, _judge_and_helpers(key)])
+    options = set(exercise.solution.among) if isinstance(exercise.solution, ANSWERS.Hashed) else set()
+    return [obj for obj in found if not (isinstance(obj, str) and obj in options)]
+
+
+def _holds_judged(obj: Any, value: Any) -> bool:
+    """`_holds`, and a name equal to a string answer, and an engine tensor holding an array answer."""
+    if isinstance(value, str):
+        return isinstance(obj, str) and obj.strip().lower() == value
+    if isinstance(obj, eg.Tensor):
+        obj = _plain(obj)
+    return _holds(obj, value)
+
+
+@pytest.mark.parametrize("key", [k for k in JUDGED if k != ("01", "landing_device")],  # see the next test
+                         ids=[i for i in JUDGED_IDS if i != "01-landing_device"])
+def test_no_judge_nor_helper_nor_record_field_holds_the_judged_answer(key):
+    """Code constants included: ``7 * 7 * 64`` or ``2.0 / 6.0`` written in a judge is folded into the
+    answer by the compiler, and found."""
+    value = JUDGED_ORACLE[key]
+    holding = [repr(obj)[:80] for obj in _reachable_with_helpers(key) if _holds_judged(obj, value)]
+    assert not holding, holding
+
+
+def test_the_landing_device_is_where_the_engine_places_the_tensor(monkeypatch):
+    """The answer is the engine's placement, found on each check: an engine whose soft placement kept
+    every new tensor on the CPU makes "cpu:0" right and "gpu:0" wrong."""
+    key = ("01", "landing_device")
+    assert eg.gpu_available() and checks.evaluate(*key, "gpu:0")[0]
+    assert not checks.evaluate(*key, "cpu:0")[0]
+    ones = eg.ones
+
+    def ones_kept_on_the_cpu(*args: Any, **kwargs: Any) -> Any:
+        with eg.device("cpu:0"):
+            return ones(*args, **kwargs)
+
+    monkeypatch.setattr(eg, "ones", ones_kept_on_the_cpu)
+    assert checks.EXERCISES[key].reference == "cpu:0"
+    assert checks.evaluate(*key, "cpu:0")[0]
+    ok, message = checks.evaluate(*key, "gpu:0")
+    assert not ok and "not where the tensor ends up" in message
+
+
+def test_the_judged_answers_follow_the_engine(monkeypatch):
+    """flatten_size and activation_bytes are the engine's shapes: a conv2d that dropped the channels
+    changes what is right. decay_half is the engine's SGD: a rate read as half changes it too."""
+    conv2d = eg.nn.conv2d
+    monkeypatch.setattr(eg.nn, "conv2d", lambda x, f, **kw: conv2d(x, f[..., :1], **kw))
+    assert checks.evaluate("07", "flatten_size", 7 * 7)[0]
+    assert checks.evaluate("08", "activation_bytes", 50 * 8 * 8 * 4)[0]
+    monkeypatch.undo()
+    apply = eg.optimizers.SGD.apply_gradients
+    monkeypatch.setattr(eg.optimizers.SGD, "apply_gradients",
+                        lambda self, pairs, **kw: apply(self, [(0.5 * g, v) for g, v in pairs], **kw))
+    assert checks.evaluate("04", "decay_half", 1.0 + 9.0 * 0.75 ** 3)[0]
+    assert not checks.evaluate("04", "decay_half", JUDGED_ORACLE["04", "decay_half"])[0]
+
+
+def test_the_judged_scans_find_a_plainly_held_answer():
+    """The scans above catch an answer written in plain form in a judge (as these checks once held
+    them), folded or not, and a name written outside its options."""
+    def plain_flatten_judge(answer):
+        return None if answer == 7 * 7 * 64 else "no."
+
+    def plain_rate_judge(answer):
+        return None if abs(answer - 2.0 / 6.0) < 1e-3 else "no."
+
+    assert any(_holds(obj, JUDGED_ORACLE["07", "flatten_size"]) for obj in _reachable(plain_flatten_judge))
+    assert any(_holds(obj, JUDGED_ORACLE["04", "stable_rate"]) for obj in _reachable(plain_rate_judge))
+    assert any(_holds_judged(obj, "used_bytes") for obj in _reachable(lambda a: a == "used_bytes"))
+    plain_product = eg.constant(np.linspace(0.0, 1.0, 5), dtype="float32") * eg.constant([1.0, 2, 3, 4, 5])
+    assert _holds_judged(plain_product, JUDGED_ORACLE["01", "float32_product"])
+    assert _leaks(_without_options('reference="used_bytes",'), _quoted("used_bytes"))
+    assert not _leaks(_without_options('among=("held_bytes", "used_bytes"))'), _quoted("used_bytes"))
+    assert _leaks("reference=2.125,", _forms(2.125))

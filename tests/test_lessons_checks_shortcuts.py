@@ -426,3 +426,47 @@ def test_dtypes_kept_inputs_untouched_engine_ops_differentiable(key, build, frag
     ok, message = checks.evaluate(*key, build())
     assert not ok, message
     assert fragment in message, f"{fragment!r} not in {message!r}"
+
+
+def test_a_set_of_names_gets_one_directed_verdict_and_the_hint_none_after(capsys):
+    """Each "misses something" / "contains something that does not belong" tells about the names tried:
+    with five tries of directions, five options tried one at a time give the answer away (the trial's
+    search found 08's bit_identical so). A set gets one; and once the check stops directing,
+    `check.hint`'s tier 2 (the last check's finding) does not direct either."""
+    checks.register("99", "names_demo", expected={"p", "q"}, hint="h", idea="i")
+    try:
+        check = checks.checker("99")
+        check("names_demo", {"p"})
+        check("names_demo", {"r"})
+        check("names_demo", ["p", "r"])
+        check.hint("names_demo")
+        check.hint("names_demo")
+        check("names_demo", {"q", "P"})
+    finally:
+        del checks.EXERCISES["99", "names_demo"]
+    lines = capsys.readouterr().out.splitlines()
+    assert "misses something" in lines[0]
+    assert all("After 1 try the check no longer says" in line for line in lines[1:3]), lines
+    assert not any("belong" in line or "misses" in line for line in lines[1:5]), lines
+    assert lines[4] == "Hint 2 of 3 (your mistake): the last check found that " + checks.registry.UNDIRECTED
+    assert lines[5].startswith("Right!")
+
+
+def test_a_number_keeps_its_directed_tries(capsys):
+    def judge(answer):
+        return None if answer == 0.25 else ("it is too large." if answer > 0.25 else "it is too small.")
+
+    checks.register("99", "directed_number", judge=judge, hint="h", idea="i")
+    try:
+        check = checks.checker("99")
+        for k in range(checks.registry.DIRECTED_TRIES + 1):
+            check("directed_number", 1.0 + k)
+        check.hint("directed_number")
+        check.hint("directed_number")
+    finally:
+        del checks.EXERCISES["99", "directed_number"]
+    lines = capsys.readouterr().out.splitlines()
+    tries = checks.registry.DIRECTED_TRIES
+    assert all("too large" in line for line in lines[:tries])
+    assert "too large" not in lines[tries] and f"After {tries} tries" in lines[tries]
+    assert "too large" not in lines[tries + 2], lines  # the hint's tier 2 no longer tells it

@@ -28,7 +28,9 @@ value judge `close_to`), ``through.py`` (a gradient through an engine-op answer)
   dtypes, strings (case and surrounding spaces ignored) and sets of strings. The course's exercises
   keep no answer in plain form: ``expected=computed(function)`` computes it on each check, the engine
   doing what the lesson asks, and ``expected=hashed(digest, among=options)`` keeps a set of options
-  that nothing computes as a hash (``answers.py``).
+  that nothing computes as a hash (``answers.py``; ``hashed_choice`` for one of the options). An
+  exercise with a judge of its own takes its ``reference=`` from the same two, and its judge
+  computes what it compares with (the engine's shapes, its SGD, its Hessian, its placement).
 * ``register("04", "step", judge=my_judge, hint="...")`` lets ``my_judge(answer)`` decide: it
   returns ``None`` when the answer is right, else a short sentence saying what is wrong.
 * Every registration carries the course's answer, ``reference=`` (the value, or the function of a
@@ -78,8 +80,9 @@ What a check trusts, and what it does not (tests/test_lessons_checks_honest.py t
   them *while it is checked* gets "Not yet". The engine's tensor classes, the forbidden built-ins'
   code and ``sys.setprofile`` are captured at import too, so rebinding ``eg.Tensor`` or
   ``sys.setprofile`` in a cell does not help. ``SystemExit`` or ``KeyboardInterrupt`` from an answer
-  is reported, not raised. After ``DIRECTED_TRIES`` wrong answers to a value exercise, ``check``
-  stops saying which way an answer is off. Not protected (a determined learner can always cheat, in
+  is reported, not raised. After ``DIRECTED_TRIES`` wrong answers to a value exercise (one, for a
+  set of names: its options could be tried one at a time), ``check`` stops saying which way an
+  answer is off, and ``check.hint`` too. Not protected (a determined learner can always cheat, in
   their own kernel; grading runs elsewhere): the engine's own methods (``eg.Tensor.numpy``) and
   functions (the computed answers run on the engine: re-wiring it changes them), the closures'
   cells, the source of this package (the function exercises' references live here; a value's is
@@ -121,14 +124,14 @@ from . import (  # noqa: F401 (they register; grading: the graded assignments' t
     progress,
     registry,
 )
-from .answers import computed, hashed
+from .answers import computed, hashed, hashed_choice
 from .compare import Judge, _compare, _compare_numbers, close_to  # noqa: F401 (the helpers: as before)
 from .registry import EXERCISES, Exercise, check, checker, evaluate, hint, register
 from .seal import seal as _seal
 from .timelimit import TIME_LIMIT_S
 
 __all__ = ["Exercise", "EXERCISES", "TIME_LIMIT_S", "register", "evaluate", "check", "checker", "hint",
-           "close_to", "Judge", "computed", "hashed"]
+           "close_to", "Judge", "computed", "hashed", "hashed_choice"]
 
 # The package's modules and NumPy's (whose functions the judges call) are sealed.
 _seal([m for n, m in list(sys.modules.items()) if n == __name__ or n.startswith(__name__ + ".")]

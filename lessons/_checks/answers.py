@@ -12,7 +12,8 @@ instead
 * ``hashed(digest, among=options)``: where the answer is a pure definition with nothing to compute
   (a set of letters whose truth depends on a GPU the learner's machine may lack), the SHA-256 of its
   canonical form (`canonical`) and the options the question offers. The value is found on each check
-  by hashing the subsets of the options.
+  by hashing the subsets of the options. ``hashed_choice`` does the same for one string out of the
+  options (which of two numbers a GPU's memory pool lowers).
 
 What this buys, honestly: the answer cannot be *read* from the source, the judge or the record. It
 can still be *computed* by whoever runs the computation (that is the exercise) or, for a hash over a
@@ -68,17 +69,20 @@ def digest_of(options: Iterable[str]) -> str:
 
 @dataclass(frozen=True)
 class Hashed:
-    """A set of strings kept as the `digest_of` it and the ``among`` options the question offers."""
+    """A set of strings kept as the `digest_of` it and the ``among`` options the question offers;
+    with ``one``, a single string (one of ``among``), kept as the digest of the set holding it."""
 
     digest: str
     among: tuple[str, ...]
+    one: bool = False
 
-    def value(self) -> set[str]:
-        """The subset of ``among`` whose digest is ``digest``, found now by hashing the subsets."""
-        for size in range(len(self.among) + 1):
+    def value(self) -> set[str] | str:
+        """The subset of ``among`` whose digest is ``digest`` (its one string, with ``one``), found now
+        by hashing the subsets."""
+        for size in ((1,) if self.one else range(len(self.among) + 1)):
             for subset in itertools.combinations(self.among, size):
                 if digest_of(subset) == self.digest:
-                    return set(subset)
+                    return subset[0] if self.one else set(subset)
         raise ValueError(f"no subset of {self.among} has the digest {self.digest}: a wrong registration.")
 
 
@@ -90,6 +94,15 @@ def computed(compute: Callable[[], Any]) -> Computed:
 def hashed(digest: str, *, among: Iterable[str]) -> Hashed:
     """``expected=hashed(digest_of(answer), among=options)``: a set of strings chosen from ``among``."""
     return Hashed(str(digest), tuple(sorted({str(o).strip().lower() for o in among})))
+
+
+def hashed_choice(digest: str, *, among: Iterable[str]) -> Hashed:
+    """A single string chosen from ``among``, kept as ``digest_of({answer})``.
+
+    >>> hashed_choice(digest_of({"y"}), among=("x", "y")).value()
+    'y'
+    """
+    return Hashed(str(digest), tuple(sorted({str(o).strip().lower() for o in among})), one=True)
 
 
 def plain_value(value: Any) -> Any:

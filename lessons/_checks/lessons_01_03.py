@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -19,23 +20,40 @@ from .through import flows_back, watching
 # Lesson 01: tensors and devices
 # ===================================================================================================
 
+def _float32_product_answer() -> Any:
+    """Exercise 2 of lesson 01, from the lesson's own cell: its float64 samples made float32 where
+    they enter the engine, times its float32 scale."""
+    samples = np.linspace(0.0, 1.0, 5)
+    scale = eg.constant([1.0, 2.0, 3.0, 4.0, 5.0])
+    return eg.constant(samples, dtype=scale.dtype) * scale
+
+
 def _judge_float32_product(answer: Any) -> str | None:
     if not _is_tensor(answer):
         return "the answer should be an engine tensor (the product of the two tensors)."
     if answer.dtype != np.float32:
         return f"its dtype is {answer.dtype}, and the exercise asks for float32."
-    want = np.linspace(0.0, 1.0, 5) * np.arange(1.0, 6.0)
-    return _compare_numbers(answer, want, 1e-6, 1e-6, "the product ")
+    return _compare_numbers(answer, _float32_product_answer().numpy(), 1e-6, 1e-6, "the product ")
+
+
+def _landing_device_answer() -> str:
+    """Exercise 3 of lesson 01: the `.device` of a tensor the engine creates inside
+    ``with eg.device("gpu:0")`` on this machine (soft placement decides without a GPU)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the soft-placement warning without a GPU
+        with eg.device("gpu:0"):
+            return eg.ones([1]).device
 
 
 def _judge_landing_device(answer: Any) -> str | None:
     if type(answer) is not str:
         return "the answer should be a device name, a plain string such as the `.device` of a tensor."
-    wanted = "gpu:0" if eg.gpu_available() else "cpu:0"
     text = answer.strip().lower()
     if text in ("cpu", "gpu", "/cpu:0", "/gpu:0"):
         return "write the device name the way `.device` does: a kind, a colon and an index."
-    return None if text == wanted else "that is not where the tensor ends up on this machine."
+    if text == _landing_device_answer():
+        return None
+    return "that is not where the tensor ends up on this machine."
 
 
 def _floor_mod_answer() -> tuple[int, int]:
@@ -54,15 +72,13 @@ register("01", "floor_mod",
 register("01", "float32_product",
          idea=("A tensor keeps the dtype it was made with, and an operation on two tensors keeps theirs: "
                "decide the dtype where the numbers enter."),
-         judge=_judge_float32_product,
-         reference=eg.constant(np.linspace(0.0, 1.0, 5), dtype="float32") * eg.constant([1.0, 2, 3, 4, 5]),
+         judge=_judge_float32_product, reference=computed(_float32_product_answer),
          hint="NumPy arrays keep their dtype (float64). Make the tensor float32 when you create it "
               "(eg.constant(array, dtype='float32')) or convert it with eg.cast(t, 'float32').")
 register("01", "landing_device",
          idea=("A tensor can tell where it lives; without the device that was asked for, soft placement "
                "chooses another one."),
-         judge=_judge_landing_device,
-         reference="gpu:0" if eg.gpu_available() else "cpu:0",
+         judge=_judge_landing_device, reference=computed(_landing_device_answer),
          hint="Create a tensor inside the exercise's `with eg.device(...)` block and print its "
               "`.device`. Without a GPU, soft placement decides where it goes.",
          praise="You can always ask a tensor where it lives.")

@@ -87,6 +87,23 @@ def _sgd_distance(learning_rate: float, steps: int = 300) -> float:
     return distance
 
 
+def _stable_quadratic_hessian() -> np.ndarray:
+    """The Hessian of `stable_quadratic` (the same everywhere: f is quadratic), from nested tapes, as
+    lesson 03 takes it."""
+    v = eg.Variable(np.zeros(2), dtype="float64")
+    with eg.GradientTape() as outer:
+        with eg.GradientTape() as inner:
+            loss = stable_quadratic(v)
+        gradient = inner.gradient(loss, v)
+    return np.asarray(outer.jacobian(gradient, v).numpy(), dtype=np.float64)
+
+
+def _stable_rate_answer() -> float:
+    """Exercise 4 of lesson 04: the largest stable rate of plain SGD, 2 over the largest eigenvalue of
+    the Hessian the engine computes."""
+    return plain_value(2.0 / np.linalg.eigvalsh(_stable_quadratic_hessian()).max())
+
+
 def _judge_stable_rate(answer: Any) -> str | None:
     got = _plain_numbers(answer, "your answer ")
     if isinstance(got, str):
@@ -99,7 +116,7 @@ def _judge_stable_rate(answer: Any) -> str | None:
     below, above = _sgd_distance(0.97 * rate) < 1e-3, _sgd_distance(1.03 * rate) < 1e-3
     if below and not above:
         return None
-    hessian = np.array([[5.0, 2.0], [2.0, 2.0]])
+    hessian = _stable_quadratic_hessian()
     curvatures = np.linalg.eigvalsh(hessian)
     if not below:
         problem = "SGD on f diverges (or stalls) already 3 % below your rate, so it is too large."
@@ -144,6 +161,26 @@ _SCALE_WRONG = (
     (_scale_in_place, "changed the list"),
 )
 
+def _decay_trace(steps: int, b: float = 1.0) -> list[float]:
+    """x before each step and after the last, on lesson 04's descent (`descent_trace`): the engine's
+    SGD (learning rate 1) on 0.5·(x − b)² from x0 = 10, each gradient scaled by the decay 0.5, in
+    float64."""
+    x = eg.Variable(10.0, dtype="float64")
+    data = eg.constant(b, dtype="float64")
+    opt = eg.optimizers.SGD(learning_rate=1.0)
+    trace = [plain_value(x)]
+    for _ in range(steps):
+        pairs = opt.compute_gradients(lambda: 0.5 * (x - data) ** 2)
+        opt.apply_gradients([(0.5 * g, v) for g, v in pairs])
+        trace.append(plain_value(x))
+    return trace
+
+
+def _decay_half_answer() -> float:
+    """Exercise 1 of lesson 04: x after the three steps the exercise takes."""
+    return _decay_trace(3)[-1]
+
+
 def _judge_decay_half(answer: Any) -> str | None:
     got = _plain_numbers(answer, "your answer ")
     if isinstance(got, str):
@@ -151,15 +188,18 @@ def _judge_decay_half(answer: Any) -> str | None:
     if got.size != 1:
         return f"your answer has shape {got.shape}; give one number, x after the steps."
     x = float(got.reshape(()))
-    after = [1.0 + 9.0 * 0.5 ** n for n in range(7)]  # x after n steps from 10 towards 1, keeping half
+    after = _decay_trace(4)  # x after 0, 1, ..., 4 steps
     if np.isclose(x, after[3], rtol=1e-4, atol=1e-6):
         return None
     if any(np.isclose(x, after[n], rtol=1e-4, atol=1e-6) for n in (2, 4)):
         return "that is x after a different number of steps: count the steps the exercise takes once more."
+    if np.isclose(x, _decay_trace(3, b=0.0)[-1], rtol=1e-4, atol=1e-6):
+        return ("that is x0 shrunk as if the minimum were at 0: what shrinks each step is the distance to "
+                "b, not x itself.")
     return "your answer is not right."
 
 
-register("04", "decay_half", judge=_judge_decay_half, reference=2.125,
+register("04", "decay_half", judge=_judge_decay_half, reference=computed(_decay_half_answer),
          idea=("Each step keeps the same fraction of the distance to the minimum, so the distances "
                "shrink geometrically."),
          hint="Each step keeps the fraction (1 - decay) of the distance to b, so after n steps "
@@ -175,8 +215,7 @@ register("04", "scale_pairs",
 register("04", "stable_rate",
          idea=("Along each principal direction of the curvature a step multiplies the distance by the "
                "same factor; every one of those factors must stay smaller than one in size."),
-         judge=_judge_stable_rate,
-         reference=2.0 / float(np.linalg.eigvalsh(np.array([[5.0, 2.0], [2.0, 2.0]])).max()),
+         judge=_judge_stable_rate, reference=computed(_stable_rate_answer),
          hint="Along each eigenvector of the Hessian (curvature λ), a step multiplies the distance to "
               "the minimum by 1 − ηλ. The Hessian of f comes from nested tapes or tape.jacobian of the "
               "gradient (lesson 03); np.linalg.eigvalsh gives its eigenvalues.",

@@ -8,7 +8,7 @@ import numpy as np
 
 import engine as eg
 
-from .answers import hashed
+from .answers import computed, hashed, hashed_choice
 from .forbidden import _calls_to, _refusal
 from .plain import _is_tensor, _plain_count, _plain_numbers
 from .registry import register
@@ -17,22 +17,40 @@ from .registry import register
 # Lesson 07: training a CNN
 # ===================================================================================================
 
+def _conv_blocks(side: int, filters: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape per image after the Deep MNIST network's blocks, one per entry of ``filters`` (a 5×5
+    convolution with that many filters, then 2×2 max pooling with stride 2, both with SAME padding),
+    from ``side``×``side`` images of one channel: the engine's own conv2d and max_pool2d say it."""
+    x = eg.zeros((1, side, side, 1))
+    for count in filters:
+        x = eg.nn.conv2d(x, eg.zeros((5, 5, x.shape[-1], count)), padding="SAME")
+        x = eg.nn.max_pool2d(x, 2, 2, padding="SAME")
+    return tuple(x.shape[1:])
+
+
+def _count(shape: tuple[int, ...]) -> int:
+    return int(np.prod(shape))
+
+
+def _flatten_size_answer() -> int:
+    """Exercise 1 of lesson 07: the numbers per 28×28 image at the flatten (two blocks, 32 then 64)."""
+    return _count(_conv_blocks(28, (32, 64)))
+
+
 def _judge_flatten_size(answer: Any) -> str | None:
     answer = _plain_count(answer)
     if answer is None:
         return "the answer should be a whole number (a plain int): how many numbers per image."
-    side = 28
-    for _ in range(2):
-        side = -(-side // 2)  # SAME pooling with stride 2 rounds up
-    if answer == side * side * 64:
+    height, width, channels = _conv_blocks(28, (32, 64))
+    if answer == height * width * channels:
         return None
-    if answer == 2 * 2 * 64:
+    if answer == _count(_conv_blocks(8, (32, 64))):
         return "that is the flatten size for the 8×8 digits of this lesson; redo it for 28×28 images."
-    if answer == side * side * 32:
+    if answer == height * width * _conv_blocks(28, (32,))[-1]:
         return "the channels are those of the first convolution; after the second block there are more."
-    if answer == 14 * 14 * 64:
+    if answer == _count(_conv_blocks(28, (32,))[:2]) * channels:
         return "that size has only been halved once; the network pools twice."
-    if answer in (side * side, 28 * 28 * 64, 28 * 28):
+    if answer in (height * width, 28 * 28 * channels, 28 * 28):
         return "count height, width and channels after both pooling steps."
     return "that is not the number of values per image after the second pooling."
 
@@ -147,7 +165,7 @@ _ACCURACY_WRONG = (
 
 register("07", "flatten_size",
          idea=("Follow the height, the width and the channels through every layer up to the flatten."),
-         judge=_judge_flatten_size, reference=7 * 7 * 64,
+         judge=_judge_flatten_size, reference=computed(_flatten_size_answer),
          hint="The convolutions keep height and width (SAME padding); each 2×2 pooling with stride 2 "
               "halves them, rounding up. Multiply the final height, width and number of channels.")
 register("07", "cross_entropy",
@@ -170,22 +188,40 @@ register("07", "accuracy",
 # Lesson 08: on the GPU
 # ===================================================================================================
 
+def _first_conv_output(batch: int = 50, filters: int = 32, dtype: str = "float32") -> Any:
+    """Lesson 08's first Conv2D layer (``filters`` 5×5 filters, SAME padding) on a batch of the
+    lesson's 8×8 one-channel digits: the engine's conv2d makes the tensor (of zeros) the exercise
+    asks about."""
+    images = eg.zeros((batch, 8, 8, 1), dtype=dtype)
+    return eg.nn.conv2d(images, eg.zeros((5, 5, 1, filters), dtype=dtype), padding="SAME")
+
+
+def _bytes(tensor: Any) -> int:
+    return int(tensor.numpy().nbytes)
+
+
+def _activation_bytes_answer() -> int:
+    """Exercise 1 of lesson 08: the bytes of the first convolution's float32 output for 50 images."""
+    return _bytes(_first_conv_output())
+
+
 def _judge_activation_bytes(answer: Any) -> str | None:
     answer = _plain_count(answer)
     if answer is None:
         return "the answer should be a whole number of bytes (a plain int)."
-    values = 50 * 8 * 8 * 32
-    if answer == values * 4:
+    output = _first_conv_output()
+    if answer == _bytes(output):
         return None
-    if answer == values:  # also 50·4·4·32·4, the bytes after the pooling: the same number
+    pooled = eg.nn.max_pool2d(output, 2, 2, padding="SAME")
+    if answer == int(np.prod(output.shape)) or answer == _bytes(pooled):  # the same number, here
         return ("that number is both the count of the values (not the bytes they take) and the bytes of the "
                 "tensor after the pooling: the tensor asked for is the first convolution's output, and its "
                 "size in bytes.")
-    if answer == values * 8:
+    if answer == _bytes(_first_conv_output(dtype="float64")):
         return "that is the size in float64; the activations are float32."
-    if answer == 8 * 8 * 32 * 4:
+    if answer == _bytes(_first_conv_output(batch=1)):
         return "that is one image; the batch holds 50."
-    if answer == 50 * 8 * 8 * 4 or answer == 50 * 4 * 4 * 32 * 4:
+    if answer == _bytes(_first_conv_output(filters=1)):
         return "check the shape of the first convolution's output: channels, and no pooling yet."
     return "that is not the size of that tensor in bytes."
 
@@ -194,24 +230,31 @@ def _judge_pool_drop(answer: Any) -> str | None:
     if type(answer) is not str:
         return "the answer should be a plain string: the name of one of the two numbers."
     text = answer.strip().strip("'\"").lower()
-    if text in ("used_bytes", "used"):
-        return None
-    if text in ("held_bytes", "held"):
-        return "that number stays where it was: think about what a pool does with a freed block."
+    name = text if text.endswith("_bytes") else text + "_bytes"  # a name given without its suffix
+    options = _POOL_DROP.among
+    if name in options:
+        return None if name == _POOL_DROP.value() else \
+            "that number stays where it was: think about what a pool does with a freed block."
     if text in ("both", "neither", "none"):
         return "exactly one of the two numbers falls."
     return "answer with the name of one of the two numbers that eg.memory_info reports."
 
 
+#: Which number falls needs a GPU to show, and a learner's machine may lack one: the answer, one of the
+#: two names eg.memory_info reports, is kept as the SHA-256 of its canonical form.
+_POOL_DROP = hashed_choice("70eefecfbf05d1b3982e0945169bf8a9dde4a075f841428a01cad245bfd9a8c2",
+                           among=("held_bytes", "used_bytes"))
+
+
 register("08", "activation_bytes",
          idea=("The size of a tensor in bytes is the number of its entries times the bytes each entry "
                "takes."),
-         judge=_judge_activation_bytes, reference=50 * 8 * 8 * 32 * 4,
+         judge=_judge_activation_bytes, reference=computed(_activation_bytes_answer),
          hint="Write down the shape of the first Conv2D's output for a batch of 50 (SAME padding keeps "
               "8×8; one channel per filter), multiply the sizes, then multiply by the bytes per float32.")
 register("08", "pool_drop",
          idea=("A memory pool keeps freed blocks for later instead of giving them back."),
-         judge=_judge_pool_drop, reference="used_bytes",
+         judge=_judge_pool_drop, reference=_POOL_DROP,
          hint="A memory pool keeps freed blocks for the next allocation instead of returning them to "
               "the driver. Which number counts memory in use by tensors, and which the pool's total?")
 register("08", "bit_identical",

@@ -58,6 +58,14 @@ NOT_ANSWERED = "Not yet: not answered yet (replace the `...` with your answer, t
 #: an answer is off ("too large", "misses something"): a search would find the value from the verdicts.
 DIRECTED_TRIES = 5
 
+#: The same for an answer that is a set of names: one wrong answer only. Each "misses something" /
+#: "contains something that does not belong" tells about the names tried, so a question of four or five
+#: options would be found by trying them one at a time within `DIRECTED_TRIES`.
+SET_DIRECTED_TRIES = 1
+
+#: What `check.hint` says a check found once the check no longer says which way an answer is off.
+UNDIRECTED = "your answer is not right (the check no longer says in which way an answer is off)."
+
 
 def register(lesson: str, name: str, *, hint: str, expected: Any = _NOTHING, judge: Judge | None = None,
              praise: str = "", rtol: float = 1e-4, atol: float = 1e-6, function: str = "",
@@ -223,8 +231,9 @@ _remember, _next_tier = _hint_tiers()
 def check(lesson: str, name: str, answer: Any, *, time_limit: float | None = None) -> None:
     """Print "Right!" or "Not yet: <what is wrong>. Hint: <the idea>" for an answer.
 
-    After `DIRECTED_TRIES` wrong answers to a value exercise, the message stops saying in which way
-    the answer is off (a search would find the value from the verdicts).
+    After `DIRECTED_TRIES` wrong answers to a value exercise (`SET_DIRECTED_TRIES` for a set of
+    names), the message stops saying in which way the answer is off (a search would find the value
+    from the verdicts), and so does the next `hint`.
     """
     print(verdict(lesson, name, answer, time_limit=time_limit)[1])
 
@@ -234,12 +243,21 @@ def verdict(lesson: str, name: str, answer: Any, *, time_limit: float | None = N
     (`progress`)."""
     exercise = _exercise(lesson, name)
     ok, message = evaluate(lesson, name, answer, time_limit=time_limit)  # the guarded entry point
+    limit = SET_DIRECTED_TRIES if _names(answer) else DIRECTED_TRIES
     if not ok and message != NOT_ANSWERED and not exercise.function and \
-            _count_wrong((exercise.lesson, exercise.name), True) > DIRECTED_TRIES:
-        message = (f"Not yet: your answer is not right. (After {DIRECTED_TRIES} tries the check no longer "
-                   "says in which way an answer is off: work it out from the lesson rather than search.) "
-                   f"Hint: {exercise.idea or exercise.hint}")
+            _count_wrong((exercise.lesson, exercise.name), True) > limit:
+        message = (f"Not yet: your answer is not right. (After {limit} {'try' if limit == 1 else 'tries'} "
+                   "the check no longer says in which way an answer is off: work it out from the lesson "
+                   f"rather than search.) Hint: {exercise.idea or exercise.hint}")
+        _remember(exercise, UNDIRECTED)  # nor does the next hint tier (it tells the last check's finding)
     return ok, message
+
+
+def _names(answer: Any) -> bool:
+    """An answer that is a set (or list, tuple) of plain strings: a choice among a question's options."""
+    if type(answer) in (set, frozenset):
+        return all(type(item) is str for item in answer)
+    return type(answer) in (list, tuple) and bool(answer) and all(type(item) is str for item in answer)
 
 
 def hint(lesson: str, name: str) -> None:
