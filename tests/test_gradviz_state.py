@@ -83,7 +83,7 @@ def test_a_control_and_its_trait_are_one_state(kind, name, first, second):
 
 def _panel(view):
     """The panel the widget shows now (kernel-free widgets: the frame its controls select)."""
-    return view.shown("panel") if view._frames is not None else view._html.value
+    return view.shown("panel")
 
 
 def test_a_checkbox_and_the_selected_optimizers_are_one_state():

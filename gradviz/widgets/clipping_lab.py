@@ -45,9 +45,8 @@ from gradviz.model.clip_results import (
 from gradviz.render import fmt
 from gradviz.render.plot import Blitter, new_figure, plot_colors, style_axes
 from gradviz.render.text import esc
-from gradviz.widgets.base import Number
-from gradviz.widgets.frames import trait_control
 from gradviz.widgets.plot_widget import PlotWidget
+from gradviz.widgets.view import Control, Number
 
 __all__ = ["clipping", "ClippingLab", "ClipResult", "clip_gradients", "METHODS"]
 
@@ -137,8 +136,8 @@ class ClippingLab(PlotWidget):
         grid = self._threshold_grid()
         note = f"{len(grid)} thresholds from {grid[0]:.3g} to {grid[-1]:.3g} (steps of {grid[-1] / 40:.3g})"
         return [
-            trait_control(self, "method", "dropdown", list(METHODS)),
-            trait_control(self, "threshold", "slider", grid, [f"{t:.4g}" for t in grid], note=note),
+            Control("method", "dropdown", list(METHODS)),
+            Control("threshold", "slider", grid, [f"{t:.4g}" for t in grid], note=note),
         ]
 
     # ---- drawing -------------------------------------------------------------------------------

@@ -244,9 +244,9 @@ def descent_frames(view: Any, specs: Sequence[Any], note: str = "") -> Frames:
     frames = Frames(view.kind, title=view.title, note=note)
     for c in specs:
         if c.kind == "slider":
-            frames.slider(c.name, c.labels, c.index, c.label, play=c.play, note=c.note)
+            frames.slider(c.name, c.labels, c.index(view), c.label, play=c.play, note=c.note)
         else:
-            frames.checkbox(c.name, bool(c.index), c.label)
+            frames.checkbox(c.name, bool(c.index(view)), c.label)
     steps, rates, names = view.step_grid(), view.rate_grid(), list(view.optimizers)
     moms = view.momentum_grid()
     shows = [f"show {n}" for n in names]

@@ -27,11 +27,11 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import traitlets
 
+from gradviz.render.html import rows_html
 from gradviz.render.plot import plot_colors, svg_text
 from gradviz.render.svg_layers import (
     artists_svg,
@@ -44,7 +44,7 @@ from gradviz.render.theme import widget_css
 from gradviz.widgets.esm import esm_source
 
 __all__ = [
-    "Frames", "Control", "FrameControl", "trait_control", "plot_frames", "frames_widget_class",
+    "Frames", "plot_frames", "frames_widget_class",
     "svg_with_layers", "themed_svg", "svg_points", "artists_svg", "rows_html", "panel_html", "frame_key",
     "layer_frame",
 ]
@@ -179,31 +179,6 @@ class Frames:
         return frames_widget_class()(**self.state())
 
 
-def rows_html(content: Any, position: int) -> str:
-    """A "rows" frame at the reveal control's ``position``, as frames_view.js draws it: ``head``, the
-    rows ``position - window + 1 .. position`` (clamped to the rows there are; each row's cells after
-    the ``lead`` cells, in ``<td>``; with a window over 1 the last row is ``class="now"``), ``tail``.
-
-    >>> rows_html({"head": "<table>", "rows": [["a"], ["b"], ["c"]], "tail": "</table>", "window": 2}, 5)
-    '<table><tr><td>b</td></tr><tr class="now"><td>c</td></tr></table>'
-    """
-    if not content:
-        return ""
-    if isinstance(content, str):
-        return content
-    rows = content.get("rows") or []
-    window = int(content.get("window") or 1)
-    last = max(0, min(int(position), len(rows) - 1))
-    shown = rows[max(0, last + 1 - window) : last + 1]
-    lead = list(content.get("lead") or [])
-    out = [content.get("head", "")]
-    for j, cells in enumerate(shown):
-        now = ' class="now"' if window > 1 and j == len(shown) - 1 else ""
-        out.append(f"<tr{now}>" + "".join(f"<td>{c}</td>" for c in lead + list(cells)) + "</tr>")
-    out.append(content.get("tail", ""))
-    return "".join(out)
-
-
 def frame_key(positions: Iterable[int]) -> str:
     """The key of one frame of a layer: its controls' positions joined by commas (frames_view.js
     builds the same key in the browser).
@@ -268,85 +243,23 @@ def frames_widget_class() -> type:
 # ---- matplotlib views: the moving artists of every combination of the controls -----------------------
 
 
-@dataclass
-class Control:
-    """One control of `plot_frames`: ``apply(position)`` puts the view's state there."""
-
-    name: str
-    kind: str  # "slider" | "dropdown" | "checkbox"
-    labels: Sequence[str]
-    apply: Callable[[int], None]
-    index: int = 0
-    label: str | None = None
-    note: str = ""  # a slider's grid, in words
-    play: bool = False
-    get: Callable[[], Any] | None = None  # the state's value (what `FrameControl.value` reads)
-    set: Callable[[Any], None] | None = None  # set the state from code, with its checks
-    position: Callable[[], int | None] | None = None  # the state's position on the grid (None: off it)
-
-
-def trait_control(
-    view: Any, trait: str, kind: str, values: Sequence[Any], labels: Sequence[str] | None = None,
-    label: str | None = None, note: str = "", play: bool = False,
-) -> Control:
-    """A `Control` over the trait ``trait`` of ``view``: position k sets it to ``values[k]``."""
-    values = list(values)
-
-    def apply(k: int) -> None:
-        setattr(view, trait, values[k])
-
-    def position() -> int | None:
-        value = getattr(view, trait)
-        return values.index(value) if value in values else None
-
-    start = position()
-    return Control(
-        trait, kind, [str(v) for v in values] if labels is None else list(labels), apply,
-        0 if start is None else start, label, note, play,
-        get=lambda: getattr(view, trait), set=lambda v: setattr(view, trait, v), position=position,
-    )
-
-
-class FrameControl:
-    """A control of a kernel-free widget as Python sees it: ``.value`` reads and sets the view's state
-    (the browser follows), like an ipywidgets control's ``.value``."""
-
-    def __init__(self, control: Control) -> None:
-        self.control = control
-        self.description = control.label if control.label is not None else control.name
-
-    @property
-    def value(self) -> Any:
-        return self.control.get() if self.control.get is not None else None
-
-    @value.setter
-    def value(self, new: Any) -> None:
-        if self.control.set is None:
-            raise AttributeError(f"the control {self.control.name!r} cannot be set from code.")
-        self.control.set(new)
-
-    @property
-    def options(self) -> list[str]:
-        return list(self.control.labels)
-
-    def __repr__(self) -> str:
-        return f"<{self.control.kind} {self.control.name}={self.value!r}>"
-
-
 def plot_frames(
-    view: Any, kind: str, controls: Sequence[Control], title: str = "", note: str = "",
+    view: Any, kind: str, controls: Sequence[Any], title: str = "", note: str = "",
     figure_controls: Sequence[str] = (), moving_controls: Sequence[str] | None = None,
-    panel_controls: Sequence[str] | None = None,
+    panel_controls: Sequence[str] | None = None, make_figure: Callable[[Any], Any] | None = None,
 ) -> Frames:
-    """Frames of a matplotlib view (``_make_figure() -> (fig, artists[, moving])``,
-    ``_update(artists)``, ``_moving(artists)`` unless ``_make_figure`` gives them, ``_panel()``,
-    ``theme``): its figure drawn once without the moving artists; for every combination of the
-    controls' positions, the moving artists (layer "moving") and the panel (layer "panel").
+    """Frames of a matplotlib view (a `gradviz.widgets.view.View` with ``_make_figure() -> (fig,
+    artists[, moving])``, ``_update(artists)``, ``_moving(artists)`` unless ``_make_figure`` gives
+    them, ``_panel()``, ``theme``) over its `Control`\\ s: its figure drawn once without the moving
+    artists; for every combination of the controls' positions, the moving artists (layer "moving")
+    and the panel (layer "panel"). Each frame is drawn by a snapshot of the view (``view.at``): the
+    view itself is never moved.
 
     ``figure_controls``: the controls that change the figure itself (its axes, scales): one figure
     per combination of theirs (layer "figure"). ``moving_controls`` / ``panel_controls``: the controls
     the moving artists / the panel depend on (default: all), so that a control that changes only the
-    figure adds no moving frames. The view's state is left at the controls' starting positions."""
+    figure adds no moving frames. ``make_figure(snapshot)``: how a figure is made (default: its
+    ``_make_figure()``)."""
     import matplotlib  # noqa: PLC0415 (deferred: matplotlib is heavy)
 
     if kind_bad := [c.kind for c in controls if c.kind not in _KINDS]:
@@ -357,30 +270,31 @@ def plot_frames(
             raise ValueError(f"plot_frames: no control(s) {unknown}; there are {list(by_name)}.")
     colors = plot_colors(view.theme)
     frames = Frames(kind, title=title, note=note)
+    start = {c.name: c.index(view) for c in controls}
     for c in controls:
         if c.kind == "slider":
-            frames.slider(c.name, c.labels, c.index, c.label, play=c.play, note=c.note)
+            frames.slider(c.name, c.labels, start[c.name], c.label, play=c.play, note=c.note)
         elif c.kind == "dropdown":
-            frames.dropdown(c.name, c.labels, c.index, c.label)
+            frames.dropdown(c.name, c.labels, start[c.name], c.label)
         else:
-            frames.checkbox(c.name, bool(c.index), c.label)
+            frames.checkbox(c.name, bool(start[c.name]), c.label)
     fig_names = [c.name for c in controls if c.name in figure_controls]
     moving_names = list(moving_controls) if moving_controls is not None else list(by_name)
     panel_names = list(panel_controls) if panel_controls is not None else list(by_name)
+    make = make_figure or (lambda snap: snap._make_figure())
     figures: dict[tuple[int, ...], tuple[Any, Any, list[Any], str]] = {}
 
-    def put(positions: dict[str, int]) -> None:
-        for c in controls:
-            c.apply(positions.get(c.name, c.index))
+    def at(positions: dict[str, int]) -> Any:
+        return view.at(view.snapshot(controls, {**start, **positions}), controls)
 
     def figure(positions: dict[str, int]) -> tuple[Any, Any, list[Any], str]:
-        key = tuple(positions.get(n, by_name[n].index) for n in fig_names)
+        key = tuple(positions.get(n, start[n]) for n in fig_names)
         if key not in figures:
-            put(dict(zip(fig_names, key)))
-            made = view._make_figure()
+            snap = at(dict(zip(fig_names, key)))
+            made = make(snap)
             fig, art = made[0], made[1]
-            moving = list(made[2]) if len(made) > 2 else list(view._moving(art))
-            view._update(art)
+            moving = list(made[2]) if len(made) > 2 else list(snap._moving(art))
+            snap._update(art)
             for a in moving:
                 a.set_visible(False)
             svg = ""
@@ -394,15 +308,13 @@ def plot_frames(
         fig, art, moving, _ = figure(positions)
         if not moving:
             return ""
-        put(positions)
         for a in moving:
             a.set_visible(True)
-        view._update(art)
+        at(positions)._update(art)
         return themed_svg(artists_svg(fig, moving), colors)
 
     def panel_frame(*combo: int) -> str:
-        put(dict(zip(panel_names, combo)))
-        return view._panel()
+        return at(dict(zip(panel_names, combo)))._panel()
 
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gradviz"}):
         if fig_names:
@@ -412,5 +324,4 @@ def plot_frames(
             frames.picture = figure({})[3]
         frames.layer("moving", "svg", moving_names, moving_frame)
         frames.layer("panel", "html", panel_names, panel_frame)
-    put({})
     return frames

@@ -31,8 +31,8 @@ from gradviz.render import fmt
 from gradviz.render.plot import log_axis, new_figure, plot_colors, png_bytes, style_axes
 from gradviz.render.text import esc
 from gradviz.render.theme import css_color
-from gradviz.widgets.frames import trait_control
 from gradviz.widgets.plot_widget import PlotWidget
+from gradviz.widgets.view import Control
 
 __all__ = ["check_gradients", "GradientCheck"]
 
@@ -94,8 +94,8 @@ class GradientCheck(PlotWidget):
     def _frame_controls(self) -> list[Any]:
         controls = []
         if len(self.names) > 1:
-            controls.append(trait_control(self, "input", "dropdown", list(self.names)))
-        only = trait_control(self, "failures_only", "checkbox", [False, True], label="failures only")
+            controls.append(Control("input", "dropdown", list(self.names)))
+        only = Control("failures_only", "checkbox", [False, True], label="failures only")
         controls.append(only)
         return controls
 

@@ -36,10 +36,12 @@ from gradviz.model.graph_model import build_model
 from gradviz.model.graph_style import complete_after, graph_steps, graph_tape, is_graph_value
 from gradviz.model.step_totals import Arrival, accumulate
 from gradviz.render import fmt
+from gradviz.render.html import layer_slot
 from gradviz.render.svg import restyle, strip_prolog
-from gradviz.widgets.base import View, Whole, esc
+from gradviz.render.text import esc
 from gradviz.widgets.frames import Frames
 from gradviz.widgets.graph_view import GraphView
+from gradviz.widgets.view import Control, View, Whole
 
 if TYPE_CHECKING:
     from engine import BackwardStep
@@ -206,9 +208,13 @@ class BackpropView(View):
     @property
     def panel(self) -> str:
         """The explanation of the current step (HTML)."""
-        if self.position not in self._panels:
-            self._panels[self.position] = self._explain(self.position)
-        return self._panels[self.position]
+        return self._panel_at(self.position)
+
+    def _panel_at(self, position: int) -> str:
+        """The explanation of step ``position`` (HTML; each made once)."""
+        if position not in self._panels:
+            self._panels[position] = self._explain(position)
+        return self._panels[position]
 
     def __len__(self) -> int:
         return len(self.steps) + 1
@@ -226,7 +232,7 @@ class BackpropView(View):
     @traitlets.observe("position")
     def _moved(self, change: Any) -> None:
         self._show()
-        self._sync()
+        self._sync()  # the one path to the live widget (`View._sync`)
 
     def go(self, position: int) -> None:
         """Show step ``position`` (0 = the seed, ``len(view) - 1`` = the last op)."""
@@ -241,11 +247,19 @@ class BackpropView(View):
     # ---- drawing ----------------------------------------------------------------------------------
     def _show(self) -> None:
         """Set the graph's highlights and hidden gradients for the current position."""
-        g, pal, model = self.graph, self.graph.palette, self.graph.full_model
-        g.highlight, g.edge_highlight, g.text_overrides = {}, {}, {}
+        g = self.graph
+        g.highlight, g.edge_highlight, g.text_overrides = self._marks(self.position)
+
+    def _marks(self, position: int) -> tuple[dict, dict, dict]:
+        """The graph's highlights at step ``position``: node outlines, edge colours, overridden texts
+        ("grad ?" on a gradient not complete yet), by node id (`GraphView.styles`' ``marks``)."""
+        g = self.graph
+        pal, model = g.palette, g.full_model
+        highlight: dict[str, dict[str, str]] = {}
+        edges: dict[tuple[str, str], dict[str, str]] = {}
+        texts: dict[str, dict[str, dict[str, str]]] = {}
         complete = (
-            self._complete[self.position - 1] if self.step is not None
-            else {drawn_id(model.alias, self._target.id)}
+            self._complete[position - 1] if position > 0 else {drawn_id(model.alias, self._target.id)}
         )
         drawing = g.drawing
         for nid, node in model.nodes.items():
@@ -257,23 +271,24 @@ class BackpropView(View):
             ):
                 text = drawing.fields.get(drawing.ids.get(nid, ""), {}).get("grad")
                 if text:
-                    g.text_overrides[nid] = {text: {"text": "grad ?", "fill": pal.muted}}
-        step = self._steps[self.position - 1] if self.position > 0 else None
-        if step is None:
+                    texts[nid] = {text: {"text": "grad ?", "fill": pal.muted}}
+        if position == 0:
             tid = model.tensor_id(self._target.id)
-            g.highlight[tid] = {"stroke": pal.upstream, "stroke-width": "3"}
-            return
+            highlight[tid] = {"stroke": pal.upstream, "stroke-width": "3"}
+            return highlight, edges, texts
+        step = self._steps[position - 1]
         out = f"t{drawn_id(model.alias, step.record.output.id)}"
-        g.highlight[out] = {"stroke": pal.upstream, "stroke-width": "3"}
+        highlight[out] = {"stroke": pal.upstream, "stroke-width": "3"}
         if step.record.is_variable_read:  # drawn folded into the Variable's node: no op node
-            return
+            return highlight, edges, texts
         oid = f"o{step.record.key}"
-        g.highlight[oid] = {"stroke": pal.highlight, "stroke-width": "3.5"}
-        g.edge_highlight[(oid, out)] = {"stroke": pal.upstream, "fill": pal.upstream, "stroke-width": "2.5"}
-        for k in self._receivers(self.position):
+        highlight[oid] = {"stroke": pal.highlight, "stroke-width": "3.5"}
+        edges[(oid, out)] = {"stroke": pal.upstream, "fill": pal.upstream, "stroke-width": "2.5"}
+        for k in self._receivers(position):
             src = f"t{k}"
-            g.highlight[src] = {"stroke": pal.receive, "stroke-width": "3"}
-            g.edge_highlight[(src, oid)] = {"stroke": pal.receive, "fill": pal.receive, "stroke-width": "2.5"}
+            highlight[src] = {"stroke": pal.receive, "stroke-width": "3"}
+            edges[(src, oid)] = {"stroke": pal.receive, "fill": pal.receive, "stroke-width": "2.5"}
+        return highlight, edges, texts
 
     def _receivers(self, position: int) -> list[int]:
         """The keys of the values a step's gradient goes to (its inputs, for a graph-style engine)."""
@@ -399,51 +414,40 @@ class BackpropView(View):
                 items.append(f"<li>d / d {label} = None: {esc(reason)}</li>")
         return f"<div style='margin-top:6px'><b>Done.</b> The gradients:<ul>{''.join(items)}</ul></div>"
 
-    # ---- the live widget --------------------------------------------------------------------------
-    def _build_widget(self) -> Any:
-        """The kernel-free stepper: every position's highlights and explanation computed here; the
-        slider, ‹ › and ▶ switch between them in the browser (gradviz.widgets.frames)."""
-        widget = self.frames().widget()
-        widget.observe(self._on_index, names="index")
-        return widget
+    # ---- the live widget: one slider over the positions (`View`'s lifecycle) -----------------------
+    def _frame_controls(self) -> list[Control]:
+        labels = ["0: the seed"] + [f"{k}: {s.record.op}" for k, s in enumerate(self._steps, 1)]
+        return [Control("step", "slider", range(len(self)), labels, play=True,
+                        note=f"all {len(self)} positions",
+                        get=lambda view: view.position, set=lambda view, p: setattr(view, "position", p))]
 
     def frames(self) -> Any:
         """Every position's highlights (patches of one graph picture) and explanation, as `Frames`."""
+        return self._make_frames(self._frame_controls())
+
+    def _make_frames(self, controls: list[Control]) -> Any:
+        """The kernel-free stepper: each position's highlights and explanation, pure functions of the
+        position (`_marks`, `_panel_at`); the slider, ‹ › and ▶ switch them in the browser."""
         g = self.graph
         base_shapes, base_texts = g.styles(highlights=False)
-        base = strip_prolog(restyle(g._layout()[2], base_shapes, base_texts))
-        f = Frames("backprop", picture=f'<div data-gv-layer="graph">{base}</div>')
-        labels = ["0: the seed"] + [f"{k}: {s.record.op}" for k, s in enumerate(self._steps, 1)]
-        f.slider("step", labels, self.position, play=True, note=f"all {len(self)} positions")
-        patches, panels = [], []
-        keep = self.position
-        for p in range(len(self)):
-            self.position = p  # highlights for this position (`_moved` → `_show`)
-            shapes, texts = g.styles()
-            patch = {}
+        f = Frames("backprop", picture=layer_slot("graph", strip_prolog(restyle(g._layout()[2], base_shapes,
+                                                                                   base_texts))))
+        (step,) = controls
+        f.slider(step.name, step.labels, step.index(self), play=step.play, note=step.note)
+
+        def patch(p: int) -> dict[str, Any]:
+            shapes, texts = g.styles(marks=self._marks(p))
+            out = {}
             for sid in set(shapes) | set(texts):
                 changed = {k: v for k, v in texts.get(sid, {}).items() if base_texts.get(sid, {}).get(k) != v}
                 if shapes.get(sid) or changed:
-                    patch[sid] = {"shapes": shapes.get(sid, {}), "texts": changed}
-            patches.append(patch)
-            panels.append(self.panel)
-        self.position = keep
-        f.layer("graph", "patch", ["step"], lambda k: patches[k])
-        f.layer("panel", "html", ["step"], lambda k: panels[k])
+                    out[sid] = {"shapes": shapes.get(sid, {}), "texts": changed}
+            return out
+
+        f.layer("graph", "patch", ["step"], patch)
+        f.layer("panel", "html", ["step"], self._panel_at)
         f.info = g._info()
         return f
-
-    def _on_index(self, change: dict) -> None:
-        """The slider moved in the browser: the same position here (nothing to draw)."""
-        k = int((change["new"] or {}).get("step", 0))
-        if k != self.position:
-            self.position = k
-
-    def _sync(self) -> None:
-        if self._widget is None:
-            return
-        if self._widget.index.get("step") != self.position:
-            self._widget.index = {"step": self.position}
 
     def __repr__(self) -> str:
         return f"<gv.backprop: {len(self.steps)} steps, at step {self.position} ({self.op or 'seed'})>"
