@@ -10,12 +10,14 @@ slider reveals, a matplotlib view's static form.
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterable
 from typing import Any
 
 from gradviz.render.text import esc
 
 __all__ = ["html_page", "info_table", "gradviz_block", "rows_html", "plot_view_html", "png_svg", "bold",
-           "grids_note", "layer_slot"]
+           "grids_note", "layer_slot",
+           "frame_key", "layer_frame", "panel_html"]
 
 
 def html_page(body: str, title: str = "gradviz") -> str:
@@ -103,3 +105,38 @@ def grids_note(specs: list[Any]) -> str:
 def layer_slot(name: str, inner: str = "") -> str:
     """The place of layer ``name`` in a kernel-free widget's picture (frames_view.js fills it)."""
     return f'<div data-gv-layer="{esc(name)}">{inner}</div>'
+
+
+def frame_key(positions: Iterable[int]) -> str:
+    """The key of one frame of a layer: its controls' positions joined by commas (frames_view.js
+    builds the same key in the browser).
+
+    >>> frame_key((2, 0))
+    '2,0'
+    """
+    return ",".join(map(str, positions))
+
+
+def layer_frame(spec: dict[str, Any], index: dict[str, int]) -> Any:
+    """What the layer ``spec`` shows with the controls at ``index`` (a control not in it: at 0), or
+    None when that frame is empty.
+
+    >>> layer_frame({"deps": ["k"], "frames": {"1": "one"}}, {"k": 1})
+    'one'
+    """
+    return (spec.get("frames") or {}).get(frame_key(index.get(d, 0) for d in spec.get("deps", [])))
+
+
+def panel_html(state: dict[str, Any], index: dict[str, int] | None = None) -> str:
+    """The panel of a kernel-free widget's ``state`` (`Frames.state`, or a widget's traits) with the
+    controls at ``index`` (default: the state's): its "html" and "rows" layers in order, as the browser
+    joins them."""
+    index = dict(state["index"] if index is None else index)
+    out = []
+    for spec in state["layers"]:
+        if spec["type"] not in ("html", "rows"):
+            continue
+        content = layer_frame(spec, index) or ""
+        rows = spec["type"] == "rows"
+        out.append(rows_html(content, index.get(spec["reveal"], 0)) if rows else content or "")
+    return "".join(out)

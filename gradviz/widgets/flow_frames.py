@@ -15,7 +15,7 @@ from typing import Any
 from gradviz.model.flow_stats import RATIO_GUIDE, STATS
 from gradviz.render.html import grids_note
 from gradviz.render.plot import log_axis, plain_texts, plot_colors, wants_log
-from gradviz.render.svg_layers import artists_svg, themed_svg
+from gradviz.render.svg_layers import artists_svg, layer_before, themed_svg
 from gradviz.widgets.frames import frame_key, plot_frames
 
 __all__ = ["draw_lines", "flow_frames", "LINES"]
@@ -66,11 +66,9 @@ def flow_frames(view: Any, specs: list[Any], **layout: Any) -> Any:
     layout = {**layout, "figure_controls": [n for n in layout["figure_controls"] if n != "stat"]}
     frames = plot_frames(view, view.kind, specs, title=view.title, note=grids_note(specs),
                          make_figure=lambda snap: snap._make_figure(lines_shown=False), **layout)
-    slot = f'<g data-gv-layer="{LINES}"></g><g data-gv-layer="moving">'
     for spec in frames.layers:
         if spec["name"] == "figure":
-            spec["frames"] = {k: v.replace('<g data-gv-layer="moving">', slot, 1)
-                              for k, v in spec["frames"].items()}
+            spec["frames"] = {k: layer_before(v, LINES, "moving") for k, v in spec["frames"].items()}
     deps = ["by", "log", "stat"]
     sizes = [frames.positions(n) for n in deps]
     start = {c.name: c.index(view) for c in specs}

@@ -39,11 +39,9 @@ import engine as eg
 from gradviz.model.edge_flow import edge_magnitudes
 from gradviz.model.flow_stats import RATIO_GUIDE, STATS, summarise
 from gradviz.model.recorder import RecordedSteps
-from gradviz.render import fmt
 from gradviz.render.edges import edge_attributes
 from gradviz.render.plot import Blitter, log_axis, new_figure, plot_colors, style_axes, wants_log
-from gradviz.render.text import esc
-from gradviz.render.theme import css_color
+from gradviz.render.plot_panels import flow_panel
 from gradviz.widgets.flow_frames import draw_lines, flow_frames, short_name
 from gradviz.widgets.graph_entry import graph
 from gradviz.widgets.graph_view import GraphView
@@ -291,26 +289,8 @@ class FlowView(PlotWidget):
         maxes = self._summary("max")[2]
         weights = self._summary("weight_norm")[2]
         k = self._index
-        rows = []
-        for j, name in enumerate(names):
-            ratio = ratios[k, j]
-            flag = ""
-            if np.isfinite(ratio) and ratio > 0:
-                if ratio > 30 * RATIO_GUIDE:
-                    flag = f" <span style='color:{css_color('bad')}'>(large steps)</span>"
-                elif ratio < RATIO_GUIDE / 30:
-                    flag = f" <span style='color:{css_color('warn')}'>(barely moving)</span>"
-            if not np.isfinite(norms[k, j]):
-                flag += f" <span style='color:{css_color('bad')}'>(no / non-finite gradient)</span>"
-            rows.append(f"<tr><td style='text-align:left'>{esc(name)}</td><td>{fmt.cell(norms[k, j])}</td>"
-                        f"<td>{fmt.cell(maxes[k, j])}</td><td>{fmt.cell(weights[k, j])}</td>"
-                        f"<td>{fmt.cell(ratio)}{flag}</td></tr>")
-        head = ("<tr><th>" + ("layer" if self.by == "layer" else "variable") +
-                "</th><th>‖g‖</th><th>max |g|</th><th>‖w‖</th><th>‖Δw‖/‖w‖</th></tr>")
-        note = f"<div>{esc(self.note)}</div>" if self.note else ""
-        return (f"<div style='font-size:12px'>{note}<b>step {steps[k]}</b>"
-                "<style>.gv-fl td,.gv-fl th{padding:1px 8px;text-align:right}</style>"
-                f"<table class='gv-fl'>{head}{''.join(rows)}</table></div>")
+        return flow_panel(steps[k], self.by, names, norms[k], maxes[k], weights[k], ratios[k], RATIO_GUIDE,
+                          self.note)
 
 
 def flow_graph(target: Any, tape: Any = None, names: Any = None, theme: str = "auto") -> Any:

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import traitlets
 
-from gradviz.render.html import rows_html
+from gradviz.render.html import frame_key, layer_frame, layer_slot, panel_html, rows_html
 from gradviz.render.plot import plot_colors, svg_text
 from gradviz.render.svg_layers import (
     artists_svg,
@@ -179,41 +179,6 @@ class Frames:
         return frames_widget_class()(**self.state())
 
 
-def frame_key(positions: Iterable[int]) -> str:
-    """The key of one frame of a layer: its controls' positions joined by commas (frames_view.js
-    builds the same key in the browser).
-
-    >>> frame_key((2, 0))
-    '2,0'
-    """
-    return ",".join(map(str, positions))
-
-
-def layer_frame(spec: dict[str, Any], index: dict[str, int]) -> Any:
-    """What the layer ``spec`` shows with the controls at ``index`` (a control not in it: at 0), or
-    None when that frame is empty.
-
-    >>> layer_frame({"deps": ["k"], "frames": {"1": "one"}}, {"k": 1})
-    'one'
-    """
-    return (spec.get("frames") or {}).get(frame_key(index.get(d, 0) for d in spec.get("deps", [])))
-
-
-def panel_html(state: dict[str, Any], index: dict[str, int] | None = None) -> str:
-    """The panel of a kernel-free widget's ``state`` (`Frames.state`, or a widget's traits) with the
-    controls at ``index`` (default: the state's): its "html" and "rows" layers in order, as the browser
-    joins them."""
-    index = dict(state["index"] if index is None else index)
-    out = []
-    for spec in state["layers"]:
-        if spec["type"] not in ("html", "rows"):
-            continue
-        content = layer_frame(spec, index) or ""
-        rows = spec["type"] == "rows"
-        out.append(rows_html(content, index.get(spec["reveal"], 0)) if rows else content or "")
-    return "".join(out)
-
-
 _WIDGET: Any = None
 
 
@@ -318,7 +283,7 @@ def plot_frames(
 
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gradviz"}):
         if fig_names:
-            frames.picture = '<div data-gv-layer="figure"></div>'
+            frames.picture = layer_slot("figure")
             frames.layer("figure", "svg", fig_names, lambda *combo: figure(dict(zip(fig_names, combo)))[3])
         else:
             frames.picture = figure({})[3]

@@ -36,9 +36,18 @@ from gradviz.model.graph_model import build_model
 from gradviz.model.graph_style import complete_after, graph_steps, graph_tape, is_graph_value
 from gradviz.model.step_totals import Arrival, accumulate
 from gradviz.render import fmt
+from gradviz.render.backprop_panels import (
+    arrival_line,
+    backprop_html,
+    gradients_summary,
+    graph_arrival_line,
+    rule_line,
+    seed_panel,
+    step_title,
+    upstream_line,
+)
 from gradviz.render.html import layer_slot
 from gradviz.render.svg import restyle, strip_prolog
-from gradviz.render.text import esc
 from gradviz.widgets.frames import Frames
 from gradviz.widgets.graph_view import GraphView
 from gradviz.widgets.view import Control, View, Whole
@@ -301,11 +310,7 @@ class BackpropView(View):
         return self.graph.to_svg()
 
     def to_html(self) -> str:
-        return (
-            f"<div class='gradviz gradviz-backprop' style='display:flex;gap:12px;align-items:flex-start'>"
-            f"<div style='flex:1 1 auto;min-width:0'>{strip_prolog(self.to_svg())}</div>"
-            f"<div style='flex:0 0 340px'>{self.panel}</div></div>"
-        )
+        return backprop_html(strip_prolog(self.to_svg()), self.panel)
 
     # ---- text -------------------------------------------------------------------------------------
     def _name(self, key: int, depth: int = 2) -> str:
@@ -327,56 +332,29 @@ class BackpropView(View):
 
     def _explain(self, position: int) -> str:
         n = len(self.steps)
-        tname = esc(self._name(drawn_id(self.graph.full_model.alias, self._target.id)))
+        alias = self.graph.full_model.alias
+        tname = self._name(drawn_id(alias, self._target.id))
         if position == 0:
-            return (
-                f"<div><b>Step 0 of {n}: the seed</b></div><div>d {tname} / d {tname} = 1 "
-                f"(ones shaped {esc(fmt.shape_text(self._target.shape))}). The backward pass now visits the "
-                "recorded ops from last to first.</div>" + self._summary(final=n == 0)
-            )
+            return seed_panel(n, tname, fmt.shape_text(self._target.shape)) + self._summary(final=n == 0)
         s = self._steps[position - 1]
         r = s.record
-        alias = self.graph.full_model.alias
         out_key = drawn_id(alias, r.output.id)
-        outname = esc(self._name(out_key))
-        ins = ", ".join(esc(self._name(drawn_id(alias, x.id))) for x in r.inputs)
+        outname = self._name(out_key)
         named = self.graph.full_model.nodes.get(f"t{out_key}")
-        head = f"{outname} = " if named is not None and named.name else ""
         upstream = s.upstream[0]
         parts = [
-            f"<div><b>Step {position} of {n}: {esc(r.op)}</b> (op #{r.op_id}): "
-            f"{head}{esc(r.op)}({ins})</div>",
-            f"<div style='margin-top:4px'>rule: <code>{esc(r.primitive.rule)}</code> "
-            f"(g: the upstream gradient{', y: the output' if 'y' in r.primitive.rule else ''})</div>"
-            if r.primitive.rule else
-            f"<div style='margin-top:4px'>rule: your engine's {esc(r.op)} (not an op of eg.primitives)</div>",
-            f"<div style='margin-top:4px'>upstream g = d {tname} / d {outname} = "
-            f"<code>{esc(_val(upstream))}</code></div>",
+            step_title(position, n, r.op, r.op_id, outname if named is not None and named.name else "",
+                       [self._name(drawn_id(alias, x.id)) for x in r.inputs]),
+            rule_line(r.op, r.primitive.rule),
+            upstream_line(tname, outname, _val(upstream)),
         ]
         for c in self._arrivals[position - 1]:
-            cname = esc(self._name(c.key))
-            arg = esc(r.primitive.inputs[min(c.index, len(r.primitive.inputs) - 1)])
-            up, contrib = _code(upstream), _code(c.value)
-            if c.local is not None:
-                local = _code(c.local)
-                line = (
-                    f"→ <b>{cname}</b> (∂{arg}): local d {outname} / d {cname} = {local}; "
-                    f"upstream × local = {up} × {local} = {contrib}"
-                )
-            else:
-                line = (
-                    f"→ <b>{cname}</b> (∂{arg}): contribution <code>{esc(_val(c.value))}</code> "
-                    f"{esc(fmt.shape_text(c.value.shape))}"
-                )
-            if c.before is not None:
-                before = _code(c.before)
-                line += (
-                    f"<br>&nbsp;&nbsp;accumulate: {cname} already had {before} from a later op; "
-                    f"{before} + {contrib} = {_code(c.after)}"
-                )
-            if not c.complete:
-                line += "<br>&nbsp;&nbsp;(more contributions to come: it feeds other ops too)"
-            parts.append(f"<div style='margin-top:4px'>{line}</div>")
+            arg = r.primitive.inputs[min(c.index, len(r.primitive.inputs) - 1)]
+            parts.append(arrival_line(
+                self._name(c.key), arg, outname, _val(upstream), _val(c.value),
+                local=None if c.local is None else _val(c.local), shape=fmt.shape_text(c.value.shape),
+                before=None if c.before is None else _val(c.before),
+                after="" if c.before is None else _val(c.after), complete=c.complete))
         if self.graph_style:
             parts.extend(self._graph_lines(position, outname))
         parts.append(self._summary(final=position == n))
@@ -388,31 +366,22 @@ class BackpropView(View):
         lines = []
         for k in self._receivers(position):
             node = model.nodes.get(f"t{k}")
-            name = esc(self._name(k))
-            line = (f"→ <b>{name}</b>: your engine's backward for {esc(r.op)} adds "
-                    f"g × ∂{outname}/∂{name} to {name}.grad")
-            if k in self._complete[position - 1] and node is not None and node.grad is not None:
-                line += f"; {name}.grad is now complete: {_code(node.grad)}"
-            else:
-                line += "<br>&nbsp;&nbsp;(more contributions to come: it feeds other ops too)"
-            lines.append(f"<div style='margin-top:4px'>{line}</div>")
+            final = k in self._complete[position - 1] and node is not None and node.grad is not None
+            lines.append(graph_arrival_line(self._name(k), r.op, outname, _val(node.grad) if final else None))
         return lines
 
     def _summary(self, final: bool) -> str:
         if not final:
             return ""
-
         items = []
         for s in self.sources:
             g = self.gradients.get(s.id)
-            label = esc(self._name(drawn_id(self.graph.full_model.alias, s.id)))
-            if g is not None:
-                items.append(f"<li>d / d {label} = <code>{esc(_val(g))}</code></li>")
-            else:
-                reason = (_reason(explain_none, self.tapes, self.target, s) if self.tapes
-                          else "no contribution reached it in this walk.")
-                items.append(f"<li>d / d {label} = None: {esc(reason)}</li>")
-        return f"<div style='margin-top:6px'><b>Done.</b> The gradients:<ul>{''.join(items)}</ul></div>"
+            label = self._name(drawn_id(self.graph.full_model.alias, s.id))
+            reason = "" if g is not None else (
+                _reason(explain_none, self.tapes, self.target, s) if self.tapes
+                else "no contribution reached it in this walk.")
+            items.append((label, None if g is None else _val(g), reason))
+        return gradients_summary(items)
 
     # ---- the live widget: one slider over the positions (`View`'s lifecycle) -----------------------
     def _frame_controls(self) -> list[Control]:
@@ -455,10 +424,6 @@ class BackpropView(View):
 
 def _val(a: Any) -> str:
     return fmt.short(a, max_items=6)
-
-
-def _code(a: Any) -> str:
-    return f"<code>{esc(_val(a))}</code>"
 
 
 def _reason(explain: Any, tapes: list[Any], target: Any, source: Any) -> str:

@@ -46,10 +46,10 @@ from engine import checks
 from gradviz.model.checks import expect_number
 from gradviz.render.graphviz import render_png
 from gradviz.render.html import gradviz_block, html_page
+from gradviz.render.static_state import holds_picture, notice_html
 from gradviz.render.svg import strip_prolog
 from gradviz.render.theme import widget_css
 from gradviz.widgets.esm import esm_source
-from gradviz.widgets.static_state import holds_picture, notice_html
 
 __all__ = ["View", "Control", "FrameControl", "svg_widget_class", "Number", "Whole"]
 
@@ -159,6 +159,19 @@ class View(traitlets.HasTraits):
     `_sync` where its state changes. A widget that is not made of frames (the graph, whose states
     a click opens) overrides `_build_widget`, `_browser_reports`, `_follow_browser` and
     `_browser_state`: the same two paths.
+
+    >>> import engine as eg
+    >>> import gradviz as gv
+    >>> x = eg.constant(2.0)
+    >>> with eg.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = x * x
+    ...
+    >>> view = gv.backprop(tape, y, [x])
+    >>> isinstance(view, gv.View), [c.name for c in view._frame_controls()]
+    (True, ['step'])
+    >>> view.at({"step": 1}).position, view.position   # a snapshot; the view itself stays
+    (1, 0)
     """
 
     _widget: Any = None
@@ -194,7 +207,9 @@ class View(traitlets.HasTraits):
         view and its widget are untouched; caches are shared (they are keyed by state)."""
         twin = copy.copy(self)  # traitlets copies the trait values and rebinds the observers
         twin._widget = None
-        setters = {c.name: c for c in (self._controls if controls is None else controls) or []}
+        if controls is None:
+            controls = self._controls if self._controls is not None else self._frame_controls()
+        setters = {c.name: c for c in controls}
         with twin.hold_trait_notifications():
             for name, value in values.items():
                 control = setters.get(name)
@@ -287,7 +302,7 @@ class View(traitlets.HasTraits):
         """The live widget where a widget manager can show it, with a static fallback: the picture is
         carried once, so where the widget's state holds it (the graph and kernel-free widgets) the
         fallback is a short notice, and exported pages draw the static picture from the state
-        (`gradviz.widgets.static_state`); otherwise the static HTML."""
+        (`gradviz.render.static_state`); otherwise the static HTML."""
         bundle: dict[str, Any] = {"text/plain": repr(self)}
         try:
             live = self.widget._repr_mimebundle_(include=include, exclude=exclude)
