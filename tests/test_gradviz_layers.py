@@ -103,3 +103,31 @@ def test_the_markup_count_sees_markup():
         path = Path(tmp) / "w.py"
         path.write_text('"""A <b>docstring</b>."""\nx = "<div>"\n# <span>\n', encoding="utf-8")
         assert [k for k, line in _code_lines(path) if MARKUP.search(line)] == [2]
+
+
+def _model_names(tree: ast.AST) -> set[str]:
+    """The names a module imports from gradviz.model."""
+    return {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+            and (node.module or "").startswith("gradviz.model") for a in node.names}
+
+
+@pytest.mark.parametrize("path", RENDER + WIDGETS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_drawing_holds_its_model_rather_than_inheriting_it(path):
+    """gv.Recorder is the recorded numbers with a drawing: it holds a `RecordedSteps` (issue 29), and so
+    does every class above the model: none inherits a model class."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    from_model = _model_names(tree)
+    bad = [(node.name, base.id) for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+           for base in node.bases if isinstance(base, ast.Name) and base.id in from_model]
+    where = f"gradviz/{path.parent.name}/{path.name}"
+    assert not bad, f"{where}: {bad} inherit from gradviz.model (hold an instance)"
+
+
+def test_recorder_holds_the_recorded_steps():
+    import gradviz as gv  # noqa: PLC0415
+    from gradviz.model.recorder import RecordedSteps  # noqa: PLC0415
+
+    rec = gv.Recorder()
+    rec.record(0, loss=1.0)
+    assert not isinstance(rec, RecordedSteps) and isinstance(rec.recorded, RecordedSteps)
+    assert rec.recorded.scalar("loss") == rec.scalar("loss") == ([0], [1.0])

@@ -42,6 +42,7 @@ from gradviz.model.recorder import RecordedSteps
 from gradviz.render.edges import edge_attributes
 from gradviz.render.plot import Blitter, log_axis, new_figure, plot_colors, style_axes, wants_log
 from gradviz.render.plot_panels import flow_panel
+from gradviz.render.recorder_plot import Recorder
 from gradviz.widgets.flow_frames import draw_lines, flow_frames, short_name
 from gradviz.widgets.graph_entry import graph
 from gradviz.widgets.graph_view import GraphView
@@ -51,7 +52,7 @@ from gradviz.widgets.view import Control, Whole
 __all__ = ["flow", "FlowView", "summarise", "edge_magnitudes", "edge_attributes", "STATS"]
 
 def _is_model(obj: Any) -> bool:
-    return hasattr(obj, "trainable_variables") and not isinstance(obj, RecordedSteps)
+    return hasattr(obj, "trainable_variables") and not isinstance(obj, RecordedSteps | Recorder)
 
 
 def _is_pairs(obj: Any) -> bool:
@@ -331,6 +332,8 @@ def flow(source: Any, tape: Any = None, *, loss: Any = None, names: Any = None, 
     """
     if isinstance(source, dict) and "gradients" in source:
         source = RecordedSteps.from_dict(source)
+    if isinstance(source, Recorder):  # gv.Recorder: the numbers it holds
+        source = source.recorded
     if isinstance(source, RecordedSteps):
         return FlowView(source, by=by, stat=stat, log=log, theme=theme)
     if isinstance(source, eg.Tensor) or isinstance(source, eg.GradientTape):
