@@ -221,11 +221,7 @@ def descent_frames(view: Any, specs: Sequence[Any], note: str = "") -> Frames:
 
     colors = plot_colors(view.theme)
     frames = Frames(view.kind, title=view.title, note=note)
-    for c in specs:
-        if c.kind == "slider":
-            frames.slider(c.name, c.labels, c.index(view), c.label, play=c.play, note=c.note)
-        else:
-            frames.checkbox(c.name, bool(c.index(view)), c.label)
+    frames.add_controls(specs, view)
     steps, rates, names = view.step_grid(), view.rate_grid(), list(view.optimizers)
     moms = view.momentum_grid()
     shows = [f"show {n}" for n in names]

@@ -105,6 +105,20 @@ class Frames:
                 "labels": ["off", "on"]}
         self._add(spec, int(bool(value)))
 
+    def add_controls(self, controls: Sequence[Any], view: Any) -> None:
+        """Add ``controls`` (`gradviz.widgets.view.Control`), each starting where ``view``'s state is."""
+        for c in controls:
+            k = c.index(view)
+            if c.kind == "slider":
+                self.slider(c.name, c.labels, k, c.label, play=c.play, note=c.note, interval_ms=c.interval_ms)
+            elif c.kind == "dropdown":
+                self.dropdown(c.name, c.labels, k, c.label)
+            elif c.kind == "checkbox":
+                self.checkbox(c.name, bool(k), c.label)
+            else:
+                raise ValueError(f"Frames({self.kind!r}): control {c.name!r} has kind {c.kind!r}; use one of "
+                                 f"{_KINDS}.")
+
     def positions(self, name: str) -> int:
         """How many positions control ``name`` has."""
         for c in self.controls:
@@ -227,8 +241,6 @@ def plot_frames(
     ``_make_figure()``)."""
     import matplotlib  # noqa: PLC0415 (deferred: matplotlib is heavy)
 
-    if kind_bad := [c.kind for c in controls if c.kind not in _KINDS]:
-        raise ValueError(f"plot_frames: control kinds must be in {_KINDS}, got {kind_bad}.")
     by_name = {c.name: c for c in controls}
     for group in (figure_controls, moving_controls or (), panel_controls or ()):
         if unknown := [n for n in group if n not in by_name]:
@@ -236,13 +248,7 @@ def plot_frames(
     colors = plot_colors(view.theme)
     frames = Frames(kind, title=title, note=note)
     start = {c.name: c.index(view) for c in controls}
-    for c in controls:
-        if c.kind == "slider":
-            frames.slider(c.name, c.labels, start[c.name], c.label, play=c.play, note=c.note)
-        elif c.kind == "dropdown":
-            frames.dropdown(c.name, c.labels, start[c.name], c.label)
-        else:
-            frames.checkbox(c.name, bool(start[c.name]), c.label)
+    frames.add_controls(controls, view)
     fig_names = [c.name for c in controls if c.name in figure_controls]
     moving_names = list(moving_controls) if moving_controls is not None else list(by_name)
     panel_names = list(panel_controls) if panel_controls is not None else list(by_name)

@@ -5,6 +5,12 @@ It holds the full model, folds it (`GraphModel.fold_plan`), draws each state onc
 a node shows its details. Pictures of the states a click can reach are drawn ahead for pages without
 a kernel (`gradviz.widgets.graph_states`).
 
+It lives on `gradviz.widgets.view.View`'s lifecycle, but over the SVG widget rather than frames: a
+click can open any fold state, and their number grows with the groups' nesting, so the states a click
+reaches are drawn ahead (within a budget) and the rest drawn on demand, which no grid of positions
+describes. Its sync still takes the base's two paths: the browser reports a selection or an opened
+state (`_follow_browser`), and a change here sends the picture (`_browser_state`, through `View._sync`).
+
 >>> import engine as eg, gradviz as gv
 >>> w = eg.Variable([1.0, 2.0])
 >>> with eg.GradientTape() as tape:
@@ -220,11 +226,7 @@ class GraphView(View):
                 return nid
         raise KeyError(f"no node {node!r} in this graph.")
 
-    # ---- the live widget: `View`'s two paths over the SVG widget -----------------------------------
-    # A graph is not made of frames: a click opens any of its fold states, and their number grows with
-    # the groups' nesting, so the states a click reaches are drawn ahead (`fold_states`) and the rest
-    # drawn on demand. The browser reports a selection or an opened state (`_follow_browser`); a
-    # change here sends the picture (`_browser_state`, through `View._sync`).
+    # ---- the live widget: `View`'s two paths over the SVG widget (see the module docstring) --------
     _browser_reports = ("selected", "state")
 
     def _build_widget(self) -> Any:

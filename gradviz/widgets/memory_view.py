@@ -105,8 +105,10 @@ class MemoryView(PlotWidget):
             grid = self.grid(i)
             note = "" if len(grid) == run.events else f"{len(grid)} of the {run.events} events"
 
+            # ▶ sweeps a whole profile in about PLAY_MS, however many events it has
+            interval = min(400, max(25, PLAY_MS // max(len(grid), 1)))
             specs.append(Control(f"cursor {i + 1}", "slider", grid, [f"{k + 1}: {run.ops[k]}" for k in grid],
-                                 f"event of {run.label}", note, play=True,
+                                 f"event of {run.label}", note, play=True, interval_ms=interval,
                                  get=lambda view, i=i: view.cursor[i],
                                  set=lambda view, v, i=i: view.move(i, v)))
         return specs
@@ -116,10 +118,7 @@ class MemoryView(PlotWidget):
 
         colors = plot_colors(self.theme)
         frames = Frames(self.kind, title=self.title, note=grids_note(specs))
-        for c in specs:  # ▶ sweeps a whole profile in about PLAY_MS, however many events it has
-            interval = min(400, max(25, PLAY_MS // max(len(c.labels), 1)))
-            frames.slider(c.name, c.labels, c.index(self), c.label, play=c.play, note=c.note,
-                          interval_ms=interval)
+        frames.add_controls(specs, self)
         slots = [f"cursor{i}" for i in range(len(self.runs))]
         with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gradviz"}):
             plots = MemoryPlots(self.runs, self.theme)  # the background: no cursor shown

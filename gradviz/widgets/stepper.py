@@ -401,8 +401,7 @@ class BackpropView(View):
         base_shapes, base_texts = g.styles(highlights=False)
         f = Frames("backprop", picture=layer_slot("graph", strip_prolog(restyle(g._layout()[2], base_shapes,
                                                                                    base_texts))))
-        (step,) = controls
-        f.slider(step.name, step.labels, step.index(self), play=step.play, note=step.note)
+        f.add_controls(controls, self)
 
         def patch(p: int) -> dict[str, Any]:
             shapes, texts = g.styles(marks=self._marks(p))

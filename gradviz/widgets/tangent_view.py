@@ -72,7 +72,7 @@ class TangentView(View):
     def _make_frames(self, controls: list[Control]) -> Frames:
         (x,) = controls
         frames = Frames("tangent", title="f and its tangent", picture=self.picture)
-        frames.slider(x.name, x.labels, x.index(self), play=x.play)
+        frames.add_controls(controls, self)
         frames.layer("tangent", "svg", ["x"],
                      lambda k: tangent_svg(self._at(x.values[k]), self.box, self.reach))
         frames.layer("panel", "html", ["x"], lambda k: tangent_panel(self._at(x.values[k])))

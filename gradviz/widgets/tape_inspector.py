@@ -230,7 +230,9 @@ class TapeView(View):
         choices = self._choices
         if choices and self.tapes:
             names = [label for label, _ in choices]
-            controls += [Control("target", "dropdown", names, browser_only=True),
+            target = next((k for k, (_, t) in enumerate(choices)
+                           if self.target is not None and t.id == self.target.id), len(choices) - 1)
+            controls += [Control("target", "dropdown", names, browser_only=True, start=target),
                          Control("source", "dropdown", names, browser_only=True)]
             if len(self.tapes) > 1:
                 controls.append(Control("tape", "dropdown", self.labels, browser_only=True))
@@ -244,17 +246,13 @@ class TapeView(View):
         """Every layer a pure function of the positions: the table and details of a row, the answer
         for a target, source and tape."""
         f = Frames("tape", title="", note="")
-        op, *whys = controls
-        f.slider(op.name, op.labels, op.index(self), note=op.note)
+        f.add_controls(controls, self)
+        whys = controls[1:]
         rowed = bool(self.rows)
         f.layer("table", "html", ["op"], lambda k: self._tapes_html() + self._table(k if rowed else None))
         f.layer("details", "html", ["op"], lambda k: self._details(k if rowed else None))
         if whys:
             choices = self._choices
-            target = next((k for k, (_, t) in enumerate(choices)
-                           if self.target is not None and t.id == self.target.id), len(choices) - 1)
-            for c, start in zip(whys, (target, 0, 0)):
-                f.dropdown(c.name, c.labels, start)
 
             def why(t: int, s: int, tape: int = 0) -> str:
                 text = self.explain(choices[t][1], choices[s][1], tape_index=tape)

@@ -100,6 +100,8 @@ class Control:
     get: Callable[[Any], Any] | None = field(default=None, repr=False)
     set: Callable[[Any, Any], None] | None = field(default=None, repr=False)
     browser_only: bool = False
+    start: int = 0  # where a control of the browser alone starts
+    interval_ms: int | None = None  # a playing slider's time per position (default: frames_view.js's)
 
     def __post_init__(self) -> None:
         self.values = list(self.values)
@@ -118,7 +120,10 @@ class Control:
         return self.values.index(value) if value in self.values else None
 
     def index(self, view: Any) -> int:
-        """The position the control starts at on ``view`` (0 when off the grid)."""
+        """The position the control starts at on ``view`` (``start`` for a control of the browser
+        alone, 0 when off the grid)."""
+        if self.get is None:
+            return self.start
         k = self.position(view)
         return 0 if k is None else k
 
