@@ -10,6 +10,7 @@ import traitlets
 
 import engine as eg
 import gradviz as gv
+from gradviz.render.html import panel_html
 
 
 def _views():
@@ -99,3 +100,27 @@ def test_a_checkbox_and_the_selected_optimizers_are_one_state():
 def test_state_traits_are_traitlets():
     for view in _views().values():
         assert isinstance(view, traitlets.HasTraits)
+
+
+@pytest.mark.parametrize("kind", ["clipping", "flow", "descent", "check_gradients", "backprop"])
+def test_frames_come_from_snapshots_and_agree_with_the_view_set_there(kind):
+    """One lifecycle (gradviz.widgets.view): building the live widget computes every frame from snapshots
+    of the view (`View.at`), so the view's state is where it was; and at every position of every control
+    (the others where they start), the panel the browser shows is the panel of the view set there."""
+    view = _views()[kind]
+    controls = view._frame_controls()
+    before = {c.name: c.get(view) for c in controls}
+    widget = view.widget
+    assert {c.name: c.get(view) for c in controls} == before
+    start = dict(widget.index)
+    for c in controls:
+        for k in range(len(c.values)):
+            widget.index = {**start, c.name: k}  # the browser moves one control: the state follows
+            assert c.get(view) == c.values[k]
+            frame = panel_html({"layers": widget.layers, "index": widget.index})  # as the browser joins it
+            here = view._panel() if hasattr(view, "_panel") else view.panel
+            snap = view.at(view.snapshot(controls, widget.index))
+            there = snap._panel() if hasattr(snap, "_panel") else snap.panel
+            assert frame == here == there
+        widget.index = start
+
