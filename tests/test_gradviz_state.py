@@ -124,3 +124,13 @@ def test_frames_come_from_snapshots_and_agree_with_the_view_set_there(kind):
             assert frame == here == there
         widget.index = start
 
+
+
+def test_a_snapshot_leaves_the_view_and_its_picture_as_they_were():
+    """`View.at` copies the state it changes: the stepper at another step draws that step's highlights,
+    and the view it came from still draws its own."""
+    bp = _views()["backprop"]
+    svg = bp.to_svg()
+    snap = bp.at({"step": len(bp) - 1})
+    assert snap.position == len(bp) - 1 and bp.position == 0
+    assert snap.to_svg() != svg and bp.to_svg() == svg

@@ -130,7 +130,6 @@ class BackpropView(View):
                     node.grad = totals[key(node.tensor)]
         self._producers = {drawn_id(model.alias, r.output.id): r for r in model.records}
         self._panels: dict[int, str] = {}
-        self._show()
 
     def _from_tape(self, tape: Any, target: Any, sources: Any, names: Mapping[str, Any] | None) -> Any:
         """This engine's tape: the model of what it recorded, and the engine's own steps over it."""
@@ -240,7 +239,6 @@ class BackpropView(View):
 
     @traitlets.observe("position")
     def _moved(self, change: Any) -> None:
-        self._show()
         self._sync()  # the one path to the live widget (`View._sync`)
 
     def go(self, position: int) -> None:
@@ -254,11 +252,6 @@ class BackpropView(View):
         self.go(max(self.position - 1, 0))
 
     # ---- drawing ----------------------------------------------------------------------------------
-    def _show(self) -> None:
-        """Set the graph's highlights and hidden gradients for the current position."""
-        g = self.graph
-        g.highlight, g.edge_highlight, g.text_overrides = self._marks(self.position)
-
     def _marks(self, position: int) -> tuple[dict, dict, dict]:
         """The graph's highlights at step ``position``: node outlines, edge colours, overridden texts
         ("grad ?" on a gradient not complete yet), by node id (`GraphView.styles`' ``marks``)."""
@@ -307,7 +300,9 @@ class BackpropView(View):
         return [c.key for c in self._arrivals[position - 1]]
 
     def to_svg(self) -> str:
-        return self.graph.to_svg()
+        """The graph with the highlights of the step shown (`_marks`; the graph itself is not changed)."""
+        shapes, texts = self.graph.styles(marks=self._marks(self.position))
+        return restyle(self.graph._layout()[2], shapes, texts)
 
     def to_html(self) -> str:
         return backprop_html(strip_prolog(self.to_svg()), self.panel)
