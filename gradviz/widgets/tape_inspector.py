@@ -25,7 +25,7 @@ from gradviz.model.explain import drawn_id, explain_none, variable_reads
 from gradviz.model.protocol import shown_id
 from gradviz.render import fmt
 from gradviz.render.array_panel import array_html
-from gradviz.render.html import gradviz_block
+from gradviz.render.html import gradviz_block, layer_frame
 from gradviz.render.tape_panels import (
     gradient_report_html,
     record_details,
@@ -269,7 +269,7 @@ class TapeView(View):
             return ""
         for spec in w.layers:
             if spec["name"] == "why":
-                return spec["frames"].get(",".join(str(w.index.get(d, 0)) for d in spec["deps"]), "")
+                return layer_frame(spec, w.index) or ""
         return ""
 
     def __repr__(self) -> str:
