@@ -34,7 +34,7 @@ _LAZY = {
     "build_model": ("model.graph_model", "build_model"),
     "to_dot": ("render.dot", "to_dot"),
     "render_svg": ("render.graphviz", "render_svg"),
-    "View": ("widgets.base", "View"),
+    "View": ("widgets.view", "View"),
 }
 __all__ = sorted(_LAZY)
 

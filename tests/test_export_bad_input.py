@@ -189,7 +189,7 @@ def test_gradviz_widgets_keep_their_html_picture(offline, tmp_path):
         assert (html in page) is kept
     # an SVG-only gradviz output is drawn inline; a third-party one only as an image
     page = _page(offline, tmp_path, widget_output("m1", **{"image/svg+xml": "<svg><rect/></svg>"}),
-                 {"_anywidget_id": "gradviz.widgets.base.SvgWidget"}, module="anywidget")
+                 {"_anywidget_id": "gradviz.widgets.view.SvgWidget"}, module="anywidget")
     assert '<div class="gradlab-widget-fallback jp-RenderedSVG"><svg><rect' in page  # (re-serialised)
 
 

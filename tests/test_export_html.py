@@ -39,7 +39,7 @@ def widget_notebook(modules: dict[str, str]) -> nbformat.NotebookNode:
     ]
     nb.cells = [nbformat.v4.new_markdown_cell("# A page\n\nSome math: $x^2$."), cell]
     # an anywidget model is gradviz's (as its saved state says): its HTML is the page's fallback
-    gradviz = {"_anywidget_id": "gradviz.widgets.base.SvgWidget"}
+    gradviz = {"_anywidget_id": "gradviz.widgets.view.SvgWidget"}
     state = {
         model_id: {"model_module": module, "model_module_version": "*", "model_name": "M",
                    "state": dict(gradviz) if module == "anywidget" else {}}

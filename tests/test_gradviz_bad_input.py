@@ -86,7 +86,7 @@ def test_clipping_frames_paths_stay_in_the_figure(case):
     """The kernel-free lab: every frame's moving artists (arrows, circle, box) as SVG paths whose
     coordinates stay near the figure (605 × 245 pt), for every threshold of the slider."""
     lab = _lab(case)
-    frames = lab._compute_frames(lab._frame_controls())
+    frames = lab._frames_now()
     moving = next(spec for spec in frames.layers if spec["name"] == "moving")
     assert moving["frames"]
     numbers = [x for svg in moving["frames"].values() for x in _path_numbers(svg)]

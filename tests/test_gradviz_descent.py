@@ -320,7 +320,7 @@ def test_the_static_picture_of_a_saved_state_is_the_browsers():
     and the path revealed up to the saved step."""
     import re
 
-    from gradviz.widgets.static_state import static_html
+    from gradviz.render.static_state import static_html
 
     trace = gv.descent(half_square, 10.0, steps=10)
     _move(trace, step=3)

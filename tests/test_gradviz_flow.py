@@ -91,8 +91,8 @@ def test_the_line_panel_apart_draws_the_whole_figures_picture():
     figure plot_frames draws (one per by × log × stat), and the x axis is the same for every stat."""
     import re  # noqa: PLC0415
 
+    from gradviz.render.static_state import _fill  # noqa: PLC0415
     from gradviz.widgets.plot_widget import PlotWidget  # noqa: PLC0415
-    from gradviz.widgets.static_state import _fill  # noqa: PLC0415
 
     rec, _, _ = recorded(steps=12)
     view = gv.flow(rec)

@@ -7,11 +7,11 @@ import re
 
 import numpy as np
 import pytest
+import traitlets
 
 from gradviz.render.plot import new_figure, plot_colors, style_axes, svg_text
 from gradviz.render.theme import LIGHT
 from gradviz.widgets.frames import (
-    Control,
     Frames,
     artists_svg,
     plot_frames,
@@ -19,6 +19,7 @@ from gradviz.widgets.frames import (
     svg_with_layers,
     themed_svg,
 )
+from gradviz.widgets.view import Control, View
 
 
 def test_layers_are_computed_for_every_combination_of_their_controls():
@@ -104,14 +105,12 @@ def test_artist_fragments_draw_dollar_signs_as_written():
     assert "cost $w$ and a_b^{c}" in fragment and not label.get_parse_math()
 
 
-class Dial:
+class Dial(View):
     """A tiny matplotlib view with the protocol plot_frames reads: a needle at an angle, a label."""
 
     theme = "light"
-
-    def __init__(self) -> None:
-        self.angle = 0.0
-        self.colour = "#0072b2"
+    angle = traitlets.Float(0.0)
+    colour = traitlets.Unicode("#0072b2")
 
     def _make_figure(self):
         fig = new_figure((3, 3), theme=self.theme)
@@ -136,21 +135,15 @@ class Dial:
 
 
 def test_plot_frames_draws_the_moving_artists_of_every_combination_consistently():
-    view = Dial()
+    view = Dial(angle=0.5)
     angles = [0.0, 0.5, 1.0, 1.5]
     colours = ["#0072b2", "#d55e00"]
-
-    def set_angle(k: int) -> None:
-        view.angle = angles[k]
-
-    def set_colour(k: int) -> None:
-        view.colour = colours[k]
-
     f = plot_frames(view, "dial", [
-        Control("angle", "slider", [str(a) for a in angles], set_angle, index=1, note="grid: 4 angles"),
-        Control("colour", "dropdown", ["blue", "orange"], set_colour),
+        Control("angle", "slider", angles, note="grid: 4 angles"),
+        Control("colour", "dropdown", colours, ["blue", "orange"]),
     ])
-    assert view.angle == 0.5 and view.colour == colours[0]  # left at the starting positions
+    assert view.angle == 0.5 and view.colour == colours[0]  # each frame drawn by a snapshot: never moved
+    assert f.index == {"angle": 1, "colour": 0}  # the controls start where the view is
     assert 'data-gv-layer="moving"' in f.picture and "angle 0.50" not in f.picture  # moving parts apart
     moving = {layer["name"]: layer for layer in f.layers}["moving"]["frames"]
     panel = {layer["name"]: layer for layer in f.layers}["panel"]["frames"]

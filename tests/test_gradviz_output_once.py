@@ -14,7 +14,7 @@ import pytest
 
 import engine as eg
 import gradviz as gv
-from gradviz.widgets.static_state import static_html
+from gradviz.render.static_state import static_html
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))

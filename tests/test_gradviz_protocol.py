@@ -17,7 +17,7 @@ import pytest
 import engine as eg
 import gradviz as gv
 from gradviz.model.protocol import ProtocolError
-from gradviz.widgets.graph_info import node_info
+from gradviz.render.graph_info import node_info
 
 # ---- a small engine of our own (what a learner writes in lesson 10) -------------------------------
 

@@ -10,6 +10,7 @@ import traitlets
 
 import engine as eg
 import gradviz as gv
+from gradviz.render.html import panel_html
 
 
 def _views():
@@ -83,7 +84,7 @@ def test_a_control_and_its_trait_are_one_state(kind, name, first, second):
 
 def _panel(view):
     """The panel the widget shows now (kernel-free widgets: the frame its controls select)."""
-    return view.shown("panel") if view._frames is not None else view._html.value
+    return view.shown("panel")
 
 
 def test_a_checkbox_and_the_selected_optimizers_are_one_state():
@@ -99,3 +100,37 @@ def test_a_checkbox_and_the_selected_optimizers_are_one_state():
 def test_state_traits_are_traitlets():
     for view in _views().values():
         assert isinstance(view, traitlets.HasTraits)
+
+
+@pytest.mark.parametrize("kind", ["clipping", "flow", "descent", "check_gradients", "backprop"])
+def test_frames_come_from_snapshots_and_agree_with_the_view_set_there(kind):
+    """One lifecycle (gradviz.widgets.view): building the live widget computes every frame from snapshots
+    of the view (`View.at`), so the view's state is where it was; and at every position of every control
+    (the others where they start), the panel the browser shows is the panel of the view set there."""
+    view = _views()[kind]
+    controls = view._frame_controls()
+    before = {c.name: c.get(view) for c in controls}
+    widget = view.widget
+    assert {c.name: c.get(view) for c in controls} == before
+    start = dict(widget.index)
+    for c in controls:
+        for k in range(len(c.values)):
+            widget.index = {**start, c.name: k}  # the browser moves one control: the state follows
+            assert c.get(view) == c.values[k]
+            frame = panel_html({"layers": widget.layers, "index": widget.index})  # as the browser joins it
+            here = view._panel() if hasattr(view, "_panel") else view.panel
+            snap = view.at(view.snapshot(controls, widget.index))
+            there = snap._panel() if hasattr(snap, "_panel") else snap.panel
+            assert frame == here == there
+        widget.index = start
+
+
+
+def test_a_snapshot_leaves_the_view_and_its_picture_as_they_were():
+    """`View.at` copies the state it changes: the stepper at another step draws that step's highlights,
+    and the view it came from still draws its own."""
+    bp = _views()["backprop"]
+    svg = bp.to_svg()
+    snap = bp.at({"step": len(bp) - 1})
+    assert snap.position == len(bp) - 1 and bp.position == 0
+    assert snap.to_svg() != svg and bp.to_svg() == svg

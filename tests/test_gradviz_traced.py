@@ -220,7 +220,7 @@ def test_live_widget_and_static_forms(tmp_path):
 
 
 def test_a_box_past_the_pictures_drawn_ahead_says_it_opens_with_a_kernel():
-    from gradviz.widgets.graph_info import OPENS, OPENS_WITH_KERNEL
+    from gradviz.render.graph_info import OPENS, OPENS_WITH_KERNEL
 
     view = gv.graph(traced_per_sample_step(12))
     states = fold_states(view, budget=1)  # nothing but the first picture fits: every box says so

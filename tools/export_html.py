@@ -99,7 +99,7 @@ def restore_static_pictures(nb: nbformat.NotebookNode) -> int:
     in the widget's state) the static picture drawn from that saved state, so the page shows it before
     the widget renders and where JavaScript is off. Returns how many outputs got one."""
     try:
-        from gradviz.widgets.static_state import NOTICE_MARK, static_html
+        from gradviz.render.static_state import NOTICE_MARK, static_html
     except ImportError:  # gradviz not importable here: the notices stay
         return 0
     state = widget_state(nb)

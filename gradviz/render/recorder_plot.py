@@ -12,6 +12,7 @@ model hands it (the model keeps the numbers; drawing them is here).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -24,16 +25,71 @@ from gradviz.render.plot import log_axis, new_figure, plain_texts, plot_colors, 
 __all__ = ["Recorder", "scalar_panels"]
 
 
-class Recorder(RecordedSteps):
-    """The numbers `gradviz.model.recorder.RecordedSteps` keeps, and ``plot()``, their drawing
-    (`scalar_panels`): this is `gv.Recorder`.
+class Recorder:
+    """`gv.Recorder`: the numbers a `gradviz.model.recorder.RecordedSteps` keeps (``.recorded``; every
+    method but ``plot`` is its own) and ``plot()``, their drawing (`scalar_panels`). It holds the model
+    rather than inheriting it: the model knows nothing of drawing.
 
     >>> import gradviz as gv
     >>> rec = gv.Recorder()
     >>> rec.record(0, loss=0.5, accuracy=0.9)
-    >>> rec.scalar_names, len(rec.plot().axes)
-    (['loss', 'accuracy'], 2)
+    >>> rec.scalar_names, len(rec.plot().axes), type(rec.recorded).__name__
+    (['loss', 'accuracy'], 2, 'RecordedSteps')
     """
+
+    def __init__(self, recorded: RecordedSteps | None = None) -> None:
+        self.recorded = RecordedSteps() if recorded is None else recorded
+
+    @functools.wraps(RecordedSteps.record)
+    def record(self, *args: Any, **kwargs: Any) -> None:
+        self.recorded.record(*args, **kwargs)
+
+    @property
+    def steps(self) -> list[int]:
+        """The steps recorded, in order."""
+        return self.recorded.steps
+
+    @property
+    def scalar_names(self) -> list[str]:
+        """The scalars recorded, in the order they first appeared."""
+        return self.recorded.scalar_names
+
+    @property
+    def variable_names(self) -> list[str]:
+        """The variables with gradient statistics."""
+        return self.recorded.variable_names
+
+    @functools.wraps(RecordedSteps.layers)
+    def layers(self) -> dict[str, list[str]]:
+        return self.recorded.layers()
+
+    @functools.wraps(RecordedSteps.scalar)
+    def scalar(self, name: str) -> tuple[list[int], list[float]]:
+        return self.recorded.scalar(name)
+
+    @functools.wraps(RecordedSteps.gradient_stats)
+    def gradient_stats(self, variable: str) -> dict[str, list[float]]:
+        return self.recorded.gradient_stats(variable)
+
+    @functools.wraps(RecordedSteps.to_dict)
+    def to_dict(self) -> dict[str, Any]:
+        return self.recorded.to_dict()
+
+    @property
+    def history(self) -> dict[str, Any]:
+        """The same as `to_dict()`."""
+        return self.recorded.to_dict()
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Recorder:
+        """A recorder holding what `to_dict()` returned (e.g. loaded from JSON)."""
+        return cls(RecordedSteps.from_dict(data))
+
+    def __len__(self) -> int:
+        return len(self.recorded)
+
+    def __repr__(self) -> str:
+        return repr(self.recorded)
 
     def plot(self, names: Iterable[str] | None = None, log: bool | None = None, theme: str | None = None):
         """A matplotlib `Figure` with one panel per scalar (all of them unless ``names`` is given).
@@ -41,10 +97,11 @@ class Recorder(RecordedSteps):
         ``log``: logarithmic y axis (default: for a scalar named like a loss whose values span more
         than two decades). The figure is made without pyplot, so it is safe in scripts and tests.
         """
-        chosen = list(names) if names is not None else self.scalar_names
-        missing = [n for n in chosen if n not in self._scalars]
+        recorded = self.scalar_names
+        chosen = list(names) if names is not None else recorded
+        missing = [n for n in chosen if n not in recorded]
         if missing:
-            raise KeyError(f"Recorder.plot: no scalar {missing[0]!r}; recorded: {self.scalar_names}.")
+            raise KeyError(f"Recorder.plot: no scalar {missing[0]!r}; recorded: {recorded}.")
         return scalar_panels({name: self.scalar(name) for name in chosen}, log=log, theme=theme)
 
 

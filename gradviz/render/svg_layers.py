@@ -21,7 +21,7 @@ import numpy as np
 from gradviz.render.plot import plain_texts
 from gradviz.render.theme import role_vars, themed_graph
 
-__all__ = ["themed_svg", "svg_with_layers", "svg_points", "artists_svg", "compact_svg"]
+__all__ = ["themed_svg", "svg_with_layers", "layer_before", "svg_points", "artists_svg", "compact_svg"]
 
 
 def themed_svg(svg: str, colors: dict[str, Any]) -> str:
@@ -110,3 +110,13 @@ def compact_svg(svg: str) -> str:
     return re.sub(r">\s+<", "><", svg)
 
 
+
+
+def layer_before(svg: str, name: str, before: str) -> str:
+    """``svg`` with an empty layer ``name`` just before its layer ``before`` (drawn under it).
+
+    >>> layer_before('<svg><g data-gv-layer="moving"></g></svg>', "lines", "moving")
+    '<svg><g data-gv-layer="lines"></g><g data-gv-layer="moving"></g></svg>'
+    """
+    slot = f'<g data-gv-layer="{before}">'
+    return svg.replace(slot, f'<g data-gv-layer="{name}"></g>{slot}', 1)

@@ -44,10 +44,9 @@ from gradviz.model.clip_results import (
 )
 from gradviz.render import fmt
 from gradviz.render.plot import Blitter, new_figure, plot_colors, style_axes
-from gradviz.render.text import esc
-from gradviz.widgets.base import Number
-from gradviz.widgets.frames import trait_control
+from gradviz.render.plot_panels import angle_text, clipping_panel
 from gradviz.widgets.plot_widget import PlotWidget
+from gradviz.widgets.view import Control, Number
 
 __all__ = ["clipping", "ClippingLab", "ClipResult", "clip_gradients", "METHODS"]
 
@@ -137,8 +136,8 @@ class ClippingLab(PlotWidget):
         grid = self._threshold_grid()
         note = f"{len(grid)} thresholds from {grid[0]:.3g} to {grid[-1]:.3g} (steps of {grid[-1] / 40:.3g})"
         return [
-            trait_control(self, "method", "dropdown", list(METHODS)),
-            trait_control(self, "threshold", "slider", grid, [f"{t:.4g}" for t in grid], note=note),
+            Control("method", "dropdown", list(METHODS)),
+            Control("threshold", "slider", grid, [f"{t:.4g}" for t in grid], note=note),
         ]
 
     # ---- drawing -------------------------------------------------------------------------------
@@ -240,7 +239,7 @@ class ClippingLab(PlotWidget):
         art["gtext"].set_text(
             f"global norm {fmt.cell(r.global_norm_before)} {relation} threshold {fmt.cell(c)}\n"
             f"after {r.method} clipping: {fmt.cell(g_after)}\n"
-            f"angle between before and after: {_deg(r.angle_deg)}"
+            f"angle between before and after: {angle_text(r.angle_deg)}"
         )
 
     @staticmethod
@@ -266,40 +265,9 @@ class ClippingLab(PlotWidget):
 
     def _panel(self) -> str:
         r = self.result
-        rows = []
-        for k, name in enumerate(self.names):
-            g = self.grads[k]
-            if g is None:
-                rows.append(f"<tr><td>{esc(name)}</td><td colspan='5'>None (no gradient)</td></tr>")
-                continue
-            scale = r.norms_after[k] / r.norms_before[k] if r.norms_before[k] else math.nan
-            rows.append(
-                f"<tr><td>{esc(name)}</td><td>{esc(str(g.shape))}</td>"
-                f"<td>{fmt.cell(r.norms_before[k])}</td><td>{fmt.cell(r.norms_after[k])}</td>"
-                f"<td>{fmt.cell(scale)}</td><td>{_deg(r.angles_deg[k])}</td></tr>"
-            )
-        head = ("<tr><th>gradient</th><th>shape</th><th>norm before</th><th>norm after</th>"
-                "<th>after / before</th><th>angle</th></tr>")
-        verdict = (
-            f"global norm <b>{fmt.cell(r.global_norm_before)}</b> "
-            f"{'&gt;' if r.global_norm_before > r.threshold else '&le;'} "
-            f"threshold <b>{fmt.cell(r.threshold)}</b>"
-            f" → after: <b>{fmt.cell(r.global_norm_after)}</b>; angle between before and after "
-            f"<b>{_deg(r.angle_deg)}</b>"
-        )
         bad = [n for n, a in zip(self.names, self._arrays) if a is not None and not np.isfinite(a).all()]
-        warning = (
-            f"<br/><b>inf/NaN entries in {esc(', '.join(bad))}</b>: not drawn; their norms "
-            "are inf/NaN, and clipping by norm turns them into NaN (TensorFlow's rule)." if bad else ""
-        )
-        return (
-            "<div style='font-size:12px'>"
-            f"<code>{esc(CALLS[r.method].format(c=f'{r.threshold:.4g}'))}</code><br/>"
-            f"{verdict}{warning}<table class='gv-clip-table' style='border-collapse:collapse;margin-top:4px'>"
-            f"<style>.gv-clip-table th, .gv-clip-table td {{padding: 1px 8px; text-align: right}}</style>"
-            f"{head}{''.join(rows)}</table>"
-            "</div>"
-        )
+        shapes = [None if g is None else g.shape for g in self.grads]
+        return clipping_panel(CALLS[r.method].format(c=f"{r.threshold:.4g}"), r, self.names, shapes, bad)
 
 
 def _drawable(vectors: np.ndarray) -> np.ndarray:
@@ -326,10 +294,6 @@ def _finite_or_zero(values: Sequence[float]) -> np.ndarray:
     """Bar lengths: NaN and inf drawn as empty bars (the panel spells them out)."""
     array = np.array(values, dtype=float)
     return np.where(np.isfinite(array), array, 0.0)
-
-
-def _deg(angle: float) -> str:
-    return "undefined (zero vector)" if not math.isfinite(angle) else f"{angle:.2f}°"
 
 
 def _nice(x: float) -> float:

@@ -27,10 +27,21 @@ from typing import Any
 import numpy as np
 
 from gradviz.render import fmt
+from gradviz.render.descent_panels import (
+    PANEL_CLOSE,
+    PANEL_OPEN,
+    at_momentum,
+    at_rate,
+    at_step,
+    diverged_note,
+    slots_cell,
+    step_line,
+    swatch,
+    table_open,
+    trace_head,
+)
 from gradviz.render.descent_plots import DescentPlots
 from gradviz.render.plot import plot_colors, svg_text
-from gradviz.render.text import esc
-from gradviz.render.theme import css_color
 from gradviz.widgets.frames import Frames, compact_svg, rows_html, svg_with_layers, themed_svg
 
 __all__ = ["MAX_STEPS", "rate_grid", "step_grid", "momentum_grid", "descent_frames", "panel_parts"]
@@ -45,13 +56,6 @@ TRACE_WINDOW = 10  # rows of the 1-D trace table (the last steps up to the one s
 MOMENTA = (0.0, 0.5, 0.9, 0.99)  # the momentum slider: none (SGD), moderate, the usual default, too much
 KEYED_BOXES = 6  # up to this many optimizers, the table's head follows all their checkboxes (2^6 frames)
 
-#: the tables' style, written once: the panel carries it, in the live widget and in a static page alike
-STYLE = ("<style>.gvf-panel:has(table.gv-dt){overflow-x:auto}"
-         ".gv-dt td,.gv-dt th{padding:1px 8px;text-align:right;white-space:nowrap;vertical-align:top;"
-         "font-family:var(--jp-code-font-family,monospace)}"
-         ".gv-dt td:first-child{text-align:left}.gv-dt tr.now{background:rgba(191,135,0,.18)}</style>")
-TABLE_HEAD = ("<tr><th>optimizer</th><th>step</th><th>θ</th><th>loss f(θ)</th><th>gradient at θ</th>"
-              "<th>last Δθ</th><th>optimizer state (slots)</th></tr>")
 
 
 def step_grid(steps: int, current: int = 0) -> list[int]:
@@ -84,12 +88,6 @@ def momentum_grid(anchor: float, current: float | None = None) -> list[float]:
 
 # ---- the panel: the same pieces for the browser's frames and the static page ---------------------------
 
-def _swatch(color: str, name: str) -> str:
-    """The optimizer's line colour (a bar, not a glyph: no text to read in either theme) and name."""
-    bar = f"display:inline-block;width:16px;height:3px;vertical-align:middle;background:{color}"
-    return f"<span style='{bar}'></span> {esc(name)}"
-
-
 def state_rows(view: Any, name: str, lr: float, steps: Sequence[int],
                mu: float | None = None) -> dict[str, Any]:
     """The main table's row of optimizer ``name`` at rate ``lr`` (and momentum ``mu``) for each of
@@ -97,18 +95,16 @@ def state_rows(view: Any, name: str, lr: float, steps: Sequence[int],
     optimizer's slots."""
     traj = view.run(name, lr, mu)
     points, losses = traj.points, traj.losses
-    tail = (f" <span style='color:{css_color('bad')}'>(diverged at step {traj.diverged_at})</span>"
-            if traj.diverged_at else "")
+    tail = diverged_note(traj.diverged_at)
     rows = []
     for s in steps:
         k = min(s, len(traj.updates))
         u = traj.updates[k - 1] if k >= 1 else None
         g = traj.gradient_at(k)
-        # one slot a line: the column stays narrow enough for the widget's width
-        slots = "<br/>".join(f"{esc(n)}={fmt.cell(v)}" for n, v in (u.slots if u else {}).items()) or "—"
+        slots = slots_cell(u.slots if u else {})
         rows.append([str(k), fmt.cell(points[k]), fmt.cell(losses[k]), "—" if g is None else fmt.cell(g),
                      "—" if u is None else fmt.cell(u.delta), slots + tail])
-    return {"lead": [_swatch(view.colors()[name], name)], "rows": rows}
+    return {"lead": [swatch(view.colors()[name], name)], "rows": rows}
 
 
 def trace_rows(view: Any, name: str, lr: float, steps: Sequence[int],
@@ -119,9 +115,6 @@ def trace_rows(view: Any, name: str, lr: float, steps: Sequence[int],
     optimizer shown)."""
     rows_by_step = view.rows(name, lr, mu)
     sgd = view.is_sgd(name)
-    head = "<tr><th>step</th><th>before</th><th>gradient</th>"
-    head += "<th>expected after<br/>before − lr·gradient</th>" if sgd else "<th>Δθ</th>"
-    head += "<th>after</th></tr>"
     rows = []
     for s in steps:
         k = min(s, len(rows_by_step))
@@ -133,20 +126,8 @@ def trace_rows(view: Any, name: str, lr: float, steps: Sequence[int],
         rows.append([str(r["step"]), fmt.exact(r["before"]), fmt.exact(r["gradient"]), middle,
                      fmt.exact(r["after"])])
     rule = f", learning rate {fmt.cell(lr)}: after = before − {fmt.cell(lr)}·gradient" if sgd else ""
-    return {"head": f"<b>{esc(name)} trace</b>{rule}<table class='gv-dt'>{head}", "rows": rows,
+    return {"head": trace_head(name, rule, sgd), "rows": rows,
             "tail": "</table>", "window": TRACE_WINDOW}
-
-
-def _at_step(step: int) -> str:
-    return f"<b>step {step}</b>"
-
-
-def _at_rate(lr: float) -> str:
-    return f", learning rate {fmt.cell(lr)}"
-
-
-def _at_momentum(mu: float) -> str:
-    return f", momentum {mu:g}"
 
 
 def _has_momentum_slider(view: Any) -> bool:
@@ -157,9 +138,7 @@ def _has_momentum_slider(view: Any) -> bool:
 def _table_open(view: Any, any_shown: bool) -> str:
     """The main table's head, or a hint when no optimizer is shown (the head always past
     `KEYED_BOXES` optimizers: a frame per combination of their checkboxes would be too many)."""
-    if any_shown or len(view.optimizers) > KEYED_BOXES:
-        return f"<table class='gv-dt'>{TABLE_HEAD}"
-    return "<br/><i>Select an optimizer.</i>"
+    return table_open(any_shown or len(view.optimizers) > KEYED_BOXES)
 
 
 def panel_parts(view: Any) -> list[str]:
@@ -168,14 +147,14 @@ def panel_parts(view: Any) -> list[str]:
     steps = view.step_grid()
     at = steps.index(view.step)
     lr, mu = view.learning_rate, view.momentum
-    parts = [f"{STYLE}<div style='font-size:12px'>"]
+    parts = [PANEL_OPEN]
     if view.mode == "1d":
         alone = len(view.selected) == 1 or len(view.optimizers) > KEYED_BOXES
         parts += [rows_html(trace_rows(view, n, lr, steps, mu), at) for n in view.selected if alone]
-    parts += [_at_step(view.step)] + ([_at_momentum(mu)] if _has_momentum_slider(view) else [])
-    parts += [_at_rate(lr), _table_open(view, bool(view.selected))]
+    parts += [at_step(view.step)] + ([at_momentum(mu)] if _has_momentum_slider(view) else [])
+    parts += [at_rate(lr), _table_open(view, bool(view.selected))]
     parts += [rows_html(state_rows(view, n, lr, steps, mu), at) for n in view.selected]
-    parts.append("</table></div>")
+    parts.append(PANEL_CLOSE)
     return parts
 
 
@@ -242,11 +221,7 @@ def descent_frames(view: Any, specs: Sequence[Any], note: str = "") -> Frames:
 
     colors = plot_colors(view.theme)
     frames = Frames(view.kind, title=view.title, note=note)
-    for c in specs:
-        if c.kind == "slider":
-            frames.slider(c.name, c.labels, c.index, c.label, play=c.play, note=c.note)
-        else:
-            frames.checkbox(c.name, bool(c.index), c.label)
+    frames.add_controls(specs, view)
     steps, rates, names = view.step_grid(), view.rate_grid(), list(view.optimizers)
     moms = view.momentum_grid()
     shows = [f"show {n}" for n in names]
@@ -292,12 +267,11 @@ def descent_frames(view: Any, specs: Sequence[Any], note: str = "") -> Frames:
 
     def vline(p: int) -> str:
         x = round(float(_to_svg(axl, [steps[p]], [axl.get_ylim()[0]])[0, 0]), 1)
-        return (f'<path d="M{x} {y0}V{round(y0 + h, 1)}" fill="none" stroke="{colors["highlight"]}" '
-                'stroke-width="1" stroke-dasharray="1,1.65"/>')
+        return step_line(x, y0, round(y0 + h, 1), colors["highlight"])
 
     frames.layer("vline", "svg", ["step"], vline)
     # the panel, in `panel_parts`' order
-    frames.layer("open", "html", [], lambda: f"{STYLE}<div style='font-size:12px'>")
+    frames.layer("open", "html", [], lambda: PANEL_OPEN)
     if view.mode == "1d":  # the trace table of the one optimizer shown
         keyed = len(shows) <= KEYED_BOXES
         for i, name in enumerate(names):
@@ -309,10 +283,10 @@ def descent_frames(view: Any, specs: Sequence[Any], note: str = "") -> Frames:
 
             deps = shows if keyed else [shows[i]]
             frames.layer(f"trace{i}", "rows", [*deps, *controls(name)], table, reveal="step")
-    frames.layer("at step", "html", ["step"], lambda p: _at_step(steps[p]))
+    frames.layer("at step", "html", ["step"], lambda p: at_step(steps[p]))
     if _has_momentum_slider(view):
-        frames.layer("at momentum", "html", ["momentum"], lambda m: _at_momentum(moms[m]))
-    frames.layer("at rate", "html", ["learning_rate"], lambda r: _at_rate(rates[r]))
+        frames.layer("at momentum", "html", ["momentum"], lambda m: at_momentum(moms[m]))
+    frames.layer("at rate", "html", ["learning_rate"], lambda r: at_rate(rates[r]))
     keyed = shows if len(shows) <= KEYED_BOXES else []
     frames.layer("table", "html", keyed, lambda *on: _table_open(view, any(on)))
     for i, name in enumerate(names):
@@ -320,5 +294,5 @@ def descent_frames(view: Any, specs: Sequence[Any], note: str = "") -> Frames:
             return state_rows(view, n, rates[r], steps, mu_at(n, m)) if on else None
 
         frames.layer(f"row{i}", "rows", [shows[i], *controls(name)], row, reveal="step")
-    frames.layer("end", "html", [], lambda: "</table></div>")
+    frames.layer("end", "html", [], lambda: PANEL_CLOSE)
     return frames

@@ -41,8 +41,8 @@ from gradviz.model.descent_runs import (
 )
 from gradviz.model.descent_scene import descent_scene, trace_mode
 from gradviz.render.descent_plots import DescentPlots, descent_figure
+from gradviz.render.html import grids_note
 from gradviz.render.plot import plot_colors
-from gradviz.widgets.base import Number, Whole
 from gradviz.widgets.descent_frames import (
     MAX_STEPS,
     descent_frames,
@@ -51,8 +51,8 @@ from gradviz.widgets.descent_frames import (
     rate_grid,
     step_grid,
 )
-from gradviz.widgets.frames import Control, trait_control
-from gradviz.widgets.plot_widget import PlotWidget, _grids_note
+from gradviz.widgets.plot_widget import PlotWidget
+from gradviz.widgets.view import Control, Number, Whole
 
 __all__ = ["descent", "DescentTrace"]
 
@@ -246,27 +246,23 @@ class DescentTrace(PlotWidget):
             f"{len(steps)} of the {self.steps} steps (every {self.steps / (len(steps) - 1):.3g}th)"
         rate_note = (f"{len(rates)} rates from {rates[0]:.3g} to {rates[-1]:.3g} (1, 2, 5 per decade, and "
                      f"{self._rate_anchor:.3g}); the slider snaps to these, its label shows the rate run")
-        specs = [trait_control(self, "step", "slider", steps, note=step_note, play=True),
-                 trait_control(self, "learning_rate", "slider", rates, [f"{r:.3g}" for r in rates],
+        specs = [Control("step", "slider", steps, note=step_note, play=True),
+                 Control("learning_rate", "slider", rates, [f"{r:.3g}" for r in rates],
                                label="learning rate", note=rate_note)]
         if self._momentum_attr:
             moms = self.momentum_grid()
             which = " and ".join(f"{n}'s {'μ' if a == 'momentum' else 'β₁'}"
                                  for n, a in self._momentum_attr.items())
-            specs.append(trait_control(self, "momentum", "slider", moms, [f"{m:g}" for m in moms],
+            specs.append(Control("momentum", "slider", moms, [f"{m:g}" for m in moms],
                                        label="momentum", note=f"{len(moms)} values of {which}"))
         for name in self._makers:
-            def apply(k: int, n: str = name) -> None:
-                self.selected = self._shown(n, bool(k))
-
-            specs.append(Control(f"show {name}", "checkbox", ["off", "on"], apply, int(name in self.selected),
-                                 name, get=lambda n=name: n in self.selected,
-                                 set=lambda v, n=name: setattr(self, "selected", self._shown(n, bool(v))),
-                                 position=lambda n=name: int(n in self.selected)))
+            specs.append(Control(f"show {name}", "checkbox", [False, True], ["off", "on"], name,
+                                 get=lambda view, n=name: n in view.selected,
+                                 set=lambda view, on, n=name: setattr(view, "selected", view._shown(n, on))))
         return specs
 
     def _make_frames(self, specs: list[Any]) -> Any:
-        return descent_frames(self, specs, note=_grids_note(specs))
+        return descent_frames(self, specs, note=grids_note(specs))
 
     # ---- the picture and the tables ------------------------------------------------------------------
     def _shown_runs(self) -> dict[str, Trajectory]:

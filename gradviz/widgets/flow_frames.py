@@ -13,10 +13,10 @@ import itertools
 from typing import Any
 
 from gradviz.model.flow_stats import RATIO_GUIDE, STATS
+from gradviz.render.html import grids_note
 from gradviz.render.plot import log_axis, plain_texts, plot_colors, wants_log
-from gradviz.render.svg_layers import artists_svg, themed_svg
+from gradviz.render.svg_layers import artists_svg, layer_before, themed_svg
 from gradviz.widgets.frames import frame_key, plot_frames
-from gradviz.widgets.plot_widget import _grids_note
 
 __all__ = ["draw_lines", "flow_frames", "LINES"]
 
@@ -63,38 +63,30 @@ def flow_frames(view: Any, specs: list[Any], **layout: Any) -> Any:
     leaves out the line panel, plus the "lines" layer that draws it (see the module's docstring)."""
     import matplotlib  # noqa: PLC0415 (deferred: matplotlib is heavy)
 
-    by_name = {c.name: c for c in specs}
     layout = {**layout, "figure_controls": [n for n in layout["figure_controls"] if n != "stat"]}
-    view._lines_apart = True
-    try:
-        frames = plot_frames(view, view.kind, specs, title=view.title, note=_grids_note(specs), **layout)
-        slot = f'<g data-gv-layer="{LINES}"></g><g data-gv-layer="moving">'
-        for spec in frames.layers:
-            if spec["name"] == "figure":
-                spec["frames"] = {k: v.replace('<g data-gv-layer="moving">', slot, 1)
-                                  for k, v in spec["frames"].items()}
-        deps = ["by", "log", "stat"]
-        sizes = [frames.positions(n) for n in deps]
-        drawn: dict[tuple[int, int], tuple[Any, dict[str, Any]]] = {}
-        content: dict[str, str] = {}
-        colors = plot_colors(view.theme)
-        with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gradviz"}):
-            for combo in itertools.product(*(range(s) for s in sizes)):
-                for name, k in zip(deps, combo):
-                    by_name[name].apply(k)
-                if combo[:2] not in drawn:
-                    fig, art = view._make_figure()[:2]
-                    plain_texts(fig).draw_without_rendering()  # the layout the figure layer's SVG has
-                    drawn[combo[:2]] = (fig, art)
-                fig, art = drawn[combo[:2]]
-                art["lines"] = draw_lines(view, art["ax"], art["lines"])
-                for artist in art["lines"]:
-                    artist.set_visible(True)
-                art["ax"].get_ylim()  # the new limits in place before anything is drawn
-                content[frame_key(combo)] = themed_svg(artists_svg(fig, art["lines"]), colors)
-    finally:
-        view._lines_apart = False
-        for c in specs:
-            c.apply(c.index)
+    frames = plot_frames(view, view.kind, specs, title=view.title, note=grids_note(specs),
+                         make_figure=lambda snap: snap._make_figure(lines_shown=False), **layout)
+    for spec in frames.layers:
+        if spec["name"] == "figure":
+            spec["frames"] = {k: layer_before(v, LINES, "moving") for k, v in spec["frames"].items()}
+    deps = ["by", "log", "stat"]
+    sizes = [frames.positions(n) for n in deps]
+    start = {c.name: c.index(view) for c in specs}
+    drawn: dict[tuple[int, int], tuple[Any, dict[str, Any]]] = {}
+    content: dict[str, str] = {}
+    colors = plot_colors(view.theme)
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gradviz"}):
+        for combo in itertools.product(*(range(s) for s in sizes)):
+            snap = view.at(view.snapshot(specs, {**start, **dict(zip(deps, combo))}), specs)
+            if combo[:2] not in drawn:
+                fig, art = snap._make_figure(lines_shown=False)[:2]
+                plain_texts(fig).draw_without_rendering()  # the layout the figure layer's SVG has
+                drawn[combo[:2]] = (fig, art)
+            fig, art = drawn[combo[:2]]
+            art["lines"] = draw_lines(snap, art["ax"], art["lines"])
+            for artist in art["lines"]:
+                artist.set_visible(True)
+            art["ax"].get_ylim()  # the new limits in place before anything is drawn
+            content[frame_key(combo)] = themed_svg(artists_svg(fig, art["lines"]), colors)
     frames.layers.insert(1, {"name": LINES, "type": "svg", "deps": deps, "frames": content, "reveal": None})
     return frames

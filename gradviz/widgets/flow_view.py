@@ -39,22 +39,20 @@ import engine as eg
 from gradviz.model.edge_flow import edge_magnitudes
 from gradviz.model.flow_stats import RATIO_GUIDE, STATS, summarise
 from gradviz.model.recorder import RecordedSteps
-from gradviz.render import fmt
 from gradviz.render.edges import edge_attributes
 from gradviz.render.plot import Blitter, log_axis, new_figure, plot_colors, style_axes, wants_log
-from gradviz.render.text import esc
-from gradviz.render.theme import css_color
-from gradviz.widgets.base import Whole
+from gradviz.render.plot_panels import flow_panel
+from gradviz.render.recorder_plot import Recorder
 from gradviz.widgets.flow_frames import draw_lines, flow_frames, short_name
-from gradviz.widgets.frames import trait_control
 from gradviz.widgets.graph_entry import graph
 from gradviz.widgets.graph_view import GraphView
 from gradviz.widgets.plot_widget import PlotWidget
+from gradviz.widgets.view import Control, Whole
 
 __all__ = ["flow", "FlowView", "summarise", "edge_magnitudes", "edge_attributes", "STATS"]
 
 def _is_model(obj: Any) -> bool:
-    return hasattr(obj, "trainable_variables") and not isinstance(obj, RecordedSteps)
+    return hasattr(obj, "trainable_variables") and not isinstance(obj, RecordedSteps | Recorder)
 
 
 def _is_pairs(obj: Any) -> bool:
@@ -79,7 +77,6 @@ class FlowView(PlotWidget):
         self.note = note
         self._data: dict[tuple[str, str], tuple[list[int], list[str], np.ndarray]] = {}
         self._figs: dict[tuple, tuple[Any, dict[str, Any], Any]] = {}
-        self._lines_apart = False  # while flow_frames draws the line panel on its own
         self.stat, self.by, self.log = stat, by, bool(log)  # checked by _check_stat, _check_by
         self.steps = self._summary("norm")[0]
         # the right-hand bars: update/weight, or the largest |g| when no update was recorded
@@ -154,11 +151,11 @@ class FlowView(PlotWidget):
             grid = self._step_grid()
             note = (f"all {len(grid)} recorded steps" if len(grid) == len(self.steps)
                     else f"{len(grid)} of the {len(self.steps)} recorded steps, evenly spread")
-            controls.append(trait_control(self, "step", "slider", grid, note=note, play=True))
-            controls.append(trait_control(self, "stat", "dropdown", list(STATS), list(STATS.values()),
+            controls.append(Control("step", "slider", grid, note=note, play=True))
+            controls.append(Control("stat", "dropdown", list(STATS), list(STATS.values()),
                                           label="lines"))
-        controls.append(trait_control(self, "by", "dropdown", ["layer", "variable"], label="per"))
-        controls.append(trait_control(self, "log", "checkbox", [False, True], label="log scale"))
+        controls.append(Control("by", "dropdown", ["layer", "variable"], label="per"))
+        controls.append(Control("log", "checkbox", [False, True], label="log scale"))
         return controls
 
     def _make_frames(self, specs: list[Any]) -> Any:
@@ -184,7 +181,9 @@ class FlowView(PlotWidget):
         cmap = colormaps["viridis"]
         return [cmap(x) for x in np.linspace(0.0, 0.9, n)]
 
-    def _make_figure(self) -> tuple[Any, dict[str, Any], list[Any]]:
+    def _make_figure(self, lines_shown: bool = True) -> tuple[Any, dict[str, Any], list[Any]]:
+        """The figure, its artists, the moving ones; ``lines_shown=False``: the line panel drawn
+        hidden (`flow_frames` draws it apart, for every stat)."""
         from matplotlib.ticker import MaxNLocator  # deferred: matplotlib is heavy
 
         colors = plot_colors(self.theme)
@@ -204,7 +203,7 @@ class FlowView(PlotWidget):
             ax = fig.add_subplot(outer[0])
             style_axes(ax, self.theme)
             art["ax"], art["lines"] = ax, draw_lines(self, ax)
-            if self._lines_apart:  # drawn apart, for every stat (flow_frames)
+            if not lines_shown:
                 for artist in art["lines"]:
                     artist.set_visible(False)
             pad = 0.05 * (steps[-1] - steps[0])  # matplotlib's margin, and the same for every stat
@@ -291,26 +290,8 @@ class FlowView(PlotWidget):
         maxes = self._summary("max")[2]
         weights = self._summary("weight_norm")[2]
         k = self._index
-        rows = []
-        for j, name in enumerate(names):
-            ratio = ratios[k, j]
-            flag = ""
-            if np.isfinite(ratio) and ratio > 0:
-                if ratio > 30 * RATIO_GUIDE:
-                    flag = f" <span style='color:{css_color('bad')}'>(large steps)</span>"
-                elif ratio < RATIO_GUIDE / 30:
-                    flag = f" <span style='color:{css_color('warn')}'>(barely moving)</span>"
-            if not np.isfinite(norms[k, j]):
-                flag += f" <span style='color:{css_color('bad')}'>(no / non-finite gradient)</span>"
-            rows.append(f"<tr><td style='text-align:left'>{esc(name)}</td><td>{fmt.cell(norms[k, j])}</td>"
-                        f"<td>{fmt.cell(maxes[k, j])}</td><td>{fmt.cell(weights[k, j])}</td>"
-                        f"<td>{fmt.cell(ratio)}{flag}</td></tr>")
-        head = ("<tr><th>" + ("layer" if self.by == "layer" else "variable") +
-                "</th><th>‖g‖</th><th>max |g|</th><th>‖w‖</th><th>‖Δw‖/‖w‖</th></tr>")
-        note = f"<div>{esc(self.note)}</div>" if self.note else ""
-        return (f"<div style='font-size:12px'>{note}<b>step {steps[k]}</b>"
-                "<style>.gv-fl td,.gv-fl th{padding:1px 8px;text-align:right}</style>"
-                f"<table class='gv-fl'>{head}{''.join(rows)}</table></div>")
+        return flow_panel(steps[k], self.by, names, norms[k], maxes[k], weights[k], ratios[k], RATIO_GUIDE,
+                          self.note)
 
 
 def flow_graph(target: Any, tape: Any = None, names: Any = None, theme: str = "auto") -> Any:
@@ -351,6 +332,8 @@ def flow(source: Any, tape: Any = None, *, loss: Any = None, names: Any = None, 
     """
     if isinstance(source, dict) and "gradients" in source:
         source = RecordedSteps.from_dict(source)
+    if isinstance(source, Recorder):  # gv.Recorder: the numbers it holds
+        source = source.recorded
     if isinstance(source, RecordedSteps):
         return FlowView(source, by=by, stat=stat, log=log, theme=theme)
     if isinstance(source, eg.Tensor) or isinstance(source, eg.GradientTape):

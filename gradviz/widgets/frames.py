@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import traitlets
 
+from gradviz.render.html import frame_key, layer_frame, layer_slot, panel_html, rows_html
 from gradviz.render.plot import plot_colors, svg_text
 from gradviz.render.svg_layers import (
     artists_svg,
@@ -44,7 +44,7 @@ from gradviz.render.theme import widget_css
 from gradviz.widgets.esm import esm_source
 
 __all__ = [
-    "Frames", "Control", "FrameControl", "trait_control", "plot_frames", "frames_widget_class",
+    "Frames", "plot_frames", "frames_widget_class",
     "svg_with_layers", "themed_svg", "svg_points", "artists_svg", "rows_html", "panel_html", "frame_key",
     "layer_frame",
 ]
@@ -104,6 +104,20 @@ class Frames:
         spec = {"name": name, "kind": "checkbox", "label": label if label is not None else name,
                 "labels": ["off", "on"]}
         self._add(spec, int(bool(value)))
+
+    def add_controls(self, controls: Sequence[Any], view: Any) -> None:
+        """Add ``controls`` (`gradviz.widgets.view.Control`), each starting where ``view``'s state is."""
+        for c in controls:
+            k = c.index(view)
+            if c.kind == "slider":
+                self.slider(c.name, c.labels, k, c.label, play=c.play, note=c.note, interval_ms=c.interval_ms)
+            elif c.kind == "dropdown":
+                self.dropdown(c.name, c.labels, k, c.label)
+            elif c.kind == "checkbox":
+                self.checkbox(c.name, bool(k), c.label)
+            else:
+                raise ValueError(f"Frames({self.kind!r}): control {c.name!r} has kind {c.kind!r}; use one of "
+                                 f"{_KINDS}.")
 
     def positions(self, name: str) -> int:
         """How many positions control ``name`` has."""
@@ -179,66 +193,6 @@ class Frames:
         return frames_widget_class()(**self.state())
 
 
-def rows_html(content: Any, position: int) -> str:
-    """A "rows" frame at the reveal control's ``position``, as frames_view.js draws it: ``head``, the
-    rows ``position - window + 1 .. position`` (clamped to the rows there are; each row's cells after
-    the ``lead`` cells, in ``<td>``; with a window over 1 the last row is ``class="now"``), ``tail``.
-
-    >>> rows_html({"head": "<table>", "rows": [["a"], ["b"], ["c"]], "tail": "</table>", "window": 2}, 5)
-    '<table><tr><td>b</td></tr><tr class="now"><td>c</td></tr></table>'
-    """
-    if not content:
-        return ""
-    if isinstance(content, str):
-        return content
-    rows = content.get("rows") or []
-    window = int(content.get("window") or 1)
-    last = max(0, min(int(position), len(rows) - 1))
-    shown = rows[max(0, last + 1 - window) : last + 1]
-    lead = list(content.get("lead") or [])
-    out = [content.get("head", "")]
-    for j, cells in enumerate(shown):
-        now = ' class="now"' if window > 1 and j == len(shown) - 1 else ""
-        out.append(f"<tr{now}>" + "".join(f"<td>{c}</td>" for c in lead + list(cells)) + "</tr>")
-    out.append(content.get("tail", ""))
-    return "".join(out)
-
-
-def frame_key(positions: Iterable[int]) -> str:
-    """The key of one frame of a layer: its controls' positions joined by commas (frames_view.js
-    builds the same key in the browser).
-
-    >>> frame_key((2, 0))
-    '2,0'
-    """
-    return ",".join(map(str, positions))
-
-
-def layer_frame(spec: dict[str, Any], index: dict[str, int]) -> Any:
-    """What the layer ``spec`` shows with the controls at ``index`` (a control not in it: at 0), or
-    None when that frame is empty.
-
-    >>> layer_frame({"deps": ["k"], "frames": {"1": "one"}}, {"k": 1})
-    'one'
-    """
-    return (spec.get("frames") or {}).get(frame_key(index.get(d, 0) for d in spec.get("deps", [])))
-
-
-def panel_html(state: dict[str, Any], index: dict[str, int] | None = None) -> str:
-    """The panel of a kernel-free widget's ``state`` (`Frames.state`, or a widget's traits) with the
-    controls at ``index`` (default: the state's): its "html" and "rows" layers in order, as the browser
-    joins them."""
-    index = dict(state["index"] if index is None else index)
-    out = []
-    for spec in state["layers"]:
-        if spec["type"] not in ("html", "rows"):
-            continue
-        content = layer_frame(spec, index) or ""
-        rows = spec["type"] == "rows"
-        out.append(rows_html(content, index.get(spec["reveal"], 0)) if rows else content or "")
-    return "".join(out)
-
-
 _WIDGET: Any = None
 
 
@@ -268,119 +222,50 @@ def frames_widget_class() -> type:
 # ---- matplotlib views: the moving artists of every combination of the controls -----------------------
 
 
-@dataclass
-class Control:
-    """One control of `plot_frames`: ``apply(position)`` puts the view's state there."""
-
-    name: str
-    kind: str  # "slider" | "dropdown" | "checkbox"
-    labels: Sequence[str]
-    apply: Callable[[int], None]
-    index: int = 0
-    label: str | None = None
-    note: str = ""  # a slider's grid, in words
-    play: bool = False
-    get: Callable[[], Any] | None = None  # the state's value (what `FrameControl.value` reads)
-    set: Callable[[Any], None] | None = None  # set the state from code, with its checks
-    position: Callable[[], int | None] | None = None  # the state's position on the grid (None: off it)
-
-
-def trait_control(
-    view: Any, trait: str, kind: str, values: Sequence[Any], labels: Sequence[str] | None = None,
-    label: str | None = None, note: str = "", play: bool = False,
-) -> Control:
-    """A `Control` over the trait ``trait`` of ``view``: position k sets it to ``values[k]``."""
-    values = list(values)
-
-    def apply(k: int) -> None:
-        setattr(view, trait, values[k])
-
-    def position() -> int | None:
-        value = getattr(view, trait)
-        return values.index(value) if value in values else None
-
-    start = position()
-    return Control(
-        trait, kind, [str(v) for v in values] if labels is None else list(labels), apply,
-        0 if start is None else start, label, note, play,
-        get=lambda: getattr(view, trait), set=lambda v: setattr(view, trait, v), position=position,
-    )
-
-
-class FrameControl:
-    """A control of a kernel-free widget as Python sees it: ``.value`` reads and sets the view's state
-    (the browser follows), like an ipywidgets control's ``.value``."""
-
-    def __init__(self, control: Control) -> None:
-        self.control = control
-        self.description = control.label if control.label is not None else control.name
-
-    @property
-    def value(self) -> Any:
-        return self.control.get() if self.control.get is not None else None
-
-    @value.setter
-    def value(self, new: Any) -> None:
-        if self.control.set is None:
-            raise AttributeError(f"the control {self.control.name!r} cannot be set from code.")
-        self.control.set(new)
-
-    @property
-    def options(self) -> list[str]:
-        return list(self.control.labels)
-
-    def __repr__(self) -> str:
-        return f"<{self.control.kind} {self.control.name}={self.value!r}>"
-
-
 def plot_frames(
-    view: Any, kind: str, controls: Sequence[Control], title: str = "", note: str = "",
+    view: Any, kind: str, controls: Sequence[Any], title: str = "", note: str = "",
     figure_controls: Sequence[str] = (), moving_controls: Sequence[str] | None = None,
-    panel_controls: Sequence[str] | None = None,
+    panel_controls: Sequence[str] | None = None, make_figure: Callable[[Any], Any] | None = None,
 ) -> Frames:
-    """Frames of a matplotlib view (``_make_figure() -> (fig, artists[, moving])``,
-    ``_update(artists)``, ``_moving(artists)`` unless ``_make_figure`` gives them, ``_panel()``,
-    ``theme``): its figure drawn once without the moving artists; for every combination of the
-    controls' positions, the moving artists (layer "moving") and the panel (layer "panel").
+    """Frames of a matplotlib view (a `gradviz.widgets.view.View` with ``_make_figure() -> (fig,
+    artists[, moving])``, ``_update(artists)``, ``_moving(artists)`` unless ``_make_figure`` gives
+    them, ``_panel()``, ``theme``) over its `Control`\\ s: its figure drawn once without the moving
+    artists; for every combination of the controls' positions, the moving artists (layer "moving")
+    and the panel (layer "panel"). Each frame is drawn by a snapshot of the view (``view.at``): the
+    view itself is never moved.
 
     ``figure_controls``: the controls that change the figure itself (its axes, scales): one figure
     per combination of theirs (layer "figure"). ``moving_controls`` / ``panel_controls``: the controls
     the moving artists / the panel depend on (default: all), so that a control that changes only the
-    figure adds no moving frames. The view's state is left at the controls' starting positions."""
+    figure adds no moving frames. ``make_figure(snapshot)``: how a figure is made (default: its
+    ``_make_figure()``)."""
     import matplotlib  # noqa: PLC0415 (deferred: matplotlib is heavy)
 
-    if kind_bad := [c.kind for c in controls if c.kind not in _KINDS]:
-        raise ValueError(f"plot_frames: control kinds must be in {_KINDS}, got {kind_bad}.")
     by_name = {c.name: c for c in controls}
     for group in (figure_controls, moving_controls or (), panel_controls or ()):
         if unknown := [n for n in group if n not in by_name]:
             raise ValueError(f"plot_frames: no control(s) {unknown}; there are {list(by_name)}.")
     colors = plot_colors(view.theme)
     frames = Frames(kind, title=title, note=note)
-    for c in controls:
-        if c.kind == "slider":
-            frames.slider(c.name, c.labels, c.index, c.label, play=c.play, note=c.note)
-        elif c.kind == "dropdown":
-            frames.dropdown(c.name, c.labels, c.index, c.label)
-        else:
-            frames.checkbox(c.name, bool(c.index), c.label)
+    start = {c.name: c.index(view) for c in controls}
+    frames.add_controls(controls, view)
     fig_names = [c.name for c in controls if c.name in figure_controls]
     moving_names = list(moving_controls) if moving_controls is not None else list(by_name)
     panel_names = list(panel_controls) if panel_controls is not None else list(by_name)
+    make = make_figure or (lambda snap: snap._make_figure())
     figures: dict[tuple[int, ...], tuple[Any, Any, list[Any], str]] = {}
 
-    def put(positions: dict[str, int]) -> None:
-        for c in controls:
-            c.apply(positions.get(c.name, c.index))
+    def at(positions: dict[str, int]) -> Any:
+        return view.at(view.snapshot(controls, {**start, **positions}), controls)
 
     def figure(positions: dict[str, int]) -> tuple[Any, Any, list[Any], str]:
-        key = tuple(positions.get(n, by_name[n].index) for n in fig_names)
+        key = tuple(positions.get(n, start[n]) for n in fig_names)
         if key not in figures:
-            put(dict(zip(fig_names, key)))
-            made = view._make_figure()
+            snap = at(dict(zip(fig_names, key)))
+            made = make(snap)
             fig, art = made[0], made[1]
-            moving = list(made[2]) if len(made) > 2 else list(view._moving(art))
-            view._update(art)
+            moving = list(made[2]) if len(made) > 2 else list(snap._moving(art))
+            snap._update(art)
             for a in moving:
                 a.set_visible(False)
             svg = ""
@@ -394,23 +279,20 @@ def plot_frames(
         fig, art, moving, _ = figure(positions)
         if not moving:
             return ""
-        put(positions)
         for a in moving:
             a.set_visible(True)
-        view._update(art)
+        at(positions)._update(art)
         return themed_svg(artists_svg(fig, moving), colors)
 
     def panel_frame(*combo: int) -> str:
-        put(dict(zip(panel_names, combo)))
-        return view._panel()
+        return at(dict(zip(panel_names, combo)))._panel()
 
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gradviz"}):
         if fig_names:
-            frames.picture = '<div data-gv-layer="figure"></div>'
+            frames.picture = layer_slot("figure")
             frames.layer("figure", "svg", fig_names, lambda *combo: figure(dict(zip(fig_names, combo)))[3])
         else:
             frames.picture = figure({})[3]
         frames.layer("moving", "svg", moving_names, moving_frame)
         frames.layer("panel", "html", panel_names, panel_frame)
-    put({})
     return frames

@@ -29,10 +29,9 @@ import traitlets
 from gradviz.model.gradient_check import GradientComparison, compare_gradients
 from gradviz.render import fmt
 from gradviz.render.plot import log_axis, new_figure, plot_colors, png_bytes, style_axes
-from gradviz.render.text import esc
-from gradviz.render.theme import css_color
-from gradviz.widgets.frames import trait_control
+from gradviz.render.plot_panels import gradient_check_panel
 from gradviz.widgets.plot_widget import PlotWidget
+from gradviz.widgets.view import Control
 
 __all__ = ["check_gradients", "GradientCheck"]
 
@@ -94,8 +93,8 @@ class GradientCheck(PlotWidget):
     def _frame_controls(self) -> list[Any]:
         controls = []
         if len(self.names) > 1:
-            controls.append(trait_control(self, "input", "dropdown", list(self.names)))
-        only = trait_control(self, "failures_only", "checkbox", [False, True], label="failures only")
+            controls.append(Control("input", "dropdown", list(self.names)))
+        only = Control("failures_only", "checkbox", [False, True], label="failures only")
         controls.append(only)
         return controls
 
@@ -150,7 +149,6 @@ class GradientCheck(PlotWidget):
         return self._png_cache
 
     def _panel(self, limit: int = 40) -> str:
-        good, bad = "rgba(26,127,55,.13)", "rgba(209,36,47,.16)"
         k = self._input
         rows = self.rows()
         if self.failures_only:
@@ -161,33 +159,11 @@ class GradientCheck(PlotWidget):
                                                  else np.inf))
             note = f"showing the {limit} errors largest against their bounds, of {len(rows)} elements"
             rows = rows[:limit]
-        body = []
-        for r in rows:
-            index = ", ".join(map(str, r["index"])) or "—"
-            body.append(
-                f"<tr style='background:{good if r['ok'] else bad}'><td>[{index}]</td>"
-                f"<td>{fmt.cell(r['x'], 6)}</td>"
-                f"<td>{fmt.cell(r['analytic'], 8)}</td><td>{fmt.cell(r['numeric'], 8)}</td>"
-                f"<td>{fmt.cell(r['abs_error'], 2)}</td><td>{fmt.cell(r['bound'], 2)}</td>"
-                f"<td>{fmt.cell(r['rel_error'], 2)}</td>"
-                f"<td>{'✓' if r['ok'] else '✗'}</td></tr>")
-        if not body:
-            body.append("<tr><td colspan='8'>no failures</td></tr>")
-        head = ("<tr><th>index</th><th>x</th><th>analytic</th><th>numerical</th><th>|difference|</th>"
-                "<th title='the largest |difference| allowed: atol + rtol·max(|a|, |n|) + the rounding of f'>"
-                "bound</th><th>relative error</th><th></th></tr>")
+        rule = (f"f = {fmt.cell(self.value)}; h = {self.eps:g}·max(1, |x|); pass when |difference| ≤ "
+                f"{self.atol:g} + {self.rtol:g}·max(|analytic|, |numerical|)")
         nones = [n for n, none in zip(self.names, self.none_gradient) if none]
-        none_note = (f"<br/><i>The engine's gradient for {esc(', '.join(nones))} is None (f does not "
-                     "depend on it); compared as 0.</i>" if nones else "")
-        color = css_color("good" if self.ok else "bad")
-        return (
-            "<style>.gv-gc td,.gv-gc th{padding:1px 8px;text-align:right;font-family:monospace}</style>"
-            f"<div style='font-size:12px'><b style='color:{color}'>{esc(self.summary())}</b><br/>"
-            f"f = {esc(fmt.cell(self.value))}; h = {self.eps:g}·max(1, |x|); pass when |difference| ≤ "
-            f"{self.atol:g} + {self.rtol:g}·max(|analytic|, |numerical|)"
-            f"{none_note}<br/><b>input {esc(self.names[k])}</b> shape {self.inputs[k].shape} "
-            f"{esc(note)}<table class='gv-gc'>{head}{''.join(body)}</table></div>"
-        )
+        return gradient_check_panel(rows, self.summary(), self.ok, rule, nones, self.names[k],
+                                    self.inputs[k].shape, note)
 
 
 def check_gradients(f: Callable[..., Any], *args: Any, eps: float = 1e-6, rtol: float = 1e-5,

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gradviz.widgets.graph_info import OPENS, OPENS_WITH_KERNEL
+from gradviz.render.graph_info import OPENS, OPENS_WITH_KERNEL
 
 __all__ = ["fold_states", "expanded_in", "state_of", "TOP", "VIEWS_BUDGET", "MAX_VIEWS"]
 

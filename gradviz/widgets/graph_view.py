@@ -5,6 +5,12 @@ It holds the full model, folds it (`GraphModel.fold_plan`), draws each state onc
 a node shows its details. Pictures of the states a click can reach are drawn ahead for pages without
 a kernel (`gradviz.widgets.graph_states`).
 
+It lives on `gradviz.widgets.view.View`'s lifecycle, but over the SVG widget rather than frames: a
+click can open any fold state, and their number grows with the groups' nesting, so the states a click
+reaches are drawn ahead (within a budget) and the rest drawn on demand, which no grid of positions
+describes. Its sync still takes the base's two paths: the browser reports a selection or an opened
+state (`_follow_browser`), and a change here sends the picture (`_browser_state`, through `View._sync`).
+
 >>> import engine as eg, gradviz as gv
 >>> w = eg.Variable([1.0, 2.0])
 >>> with eg.GradientTape() as tape:
@@ -25,12 +31,12 @@ from gradviz.model.edge_flow import edge_magnitudes
 from gradviz.model.graph_model import COLLAPSE_THRESHOLD, FOLD_BOXES, GraphModel
 from gradviz.render.dot import DEFAULT_SHOW, Drawing, to_dot
 from gradviz.render.edges import edge_attributes
+from gradviz.render.graph_info import click_hint, frame_info, graph_html, legend, node_info
 from gradviz.render.graphviz import render_svg
 from gradviz.render.svg import restyle, strip_prolog
 from gradviz.render.theme import palette, themed_graph
-from gradviz.widgets.base import View, esc, svg_widget_class
-from gradviz.widgets.graph_info import node_info
 from gradviz.widgets.graph_states import expanded_in, fold_states, state_of
+from gradviz.widgets.view import View, svg_widget_class
 
 __all__ = ["GraphView", "SHOW_FIELDS"]
 
@@ -114,29 +120,34 @@ class GraphView(View):
         shapes, texts = self.styles()
         return restyle(self._layout()[2], shapes, texts)
 
-    def styles(self, highlights: bool = True) -> tuple[dict, dict]:
+    def styles(
+        self, highlights: bool = True, marks: tuple[dict, dict, dict] | None = None
+    ) -> tuple[dict, dict]:
         """`restyle`'s arguments for the picture now, by SVG element id: outlines (highlights, the
         selected node) and texts (gradient colours, overridden texts); ``highlights=False``: only what
-        every state shares (the gradient colours)."""
+        every state shares (the gradient colours). ``marks``: (highlight, edge_highlight,
+        text_overrides) to draw instead of the view's own (a stepper's frame)."""
         model, drawing, _ = self._layout()
         if not highlights:
             return {}, drawing.text_styles
+        highlight, edge_highlight, text_overrides = marks or (
+            self.highlight, self.edge_highlight, self.text_overrides)
         shapes = {}
         pal = self.palette
-        for nid, attrs in self.highlight.items():
+        for nid, attrs in highlight.items():
             sid = drawing.ids.get(model.group_of.get(nid, nid))
             if sid:
                 shapes[sid] = attrs
-        for (src, dst), attrs in self.edge_highlight.items():
+        for (src, dst), attrs in edge_highlight.items():
             key = (model.group_of.get(src, src), model.group_of.get(dst, dst))
             for sid in drawing.edge_ids.get(key, []):
                 shapes[sid] = attrs
         if self.selected and self.selected in drawing.ids:
             shapes.setdefault(drawing.ids[self.selected], {"stroke": pal.highlight, "stroke-width": "3"})
         texts = drawing.text_styles
-        if self.text_overrides:
+        if text_overrides:
             texts = dict(texts)
-            for nid, styles in self.text_overrides.items():
+            for nid, styles in text_overrides.items():
                 sid = drawing.ids.get(nid)
                 if sid:
                     texts[sid] = {**texts.get(sid, {}), **styles}
@@ -146,22 +157,10 @@ class GraphView(View):
 
     def legend(self) -> str:
         """What the colours and shapes mean (HTML)."""
-        pal = self.palette
-        return (
-            f'<div style="font-size:12px;color:{pal.muted};margin-top:4px">'
-            f'<span style="color:{pal.variable_border}">■</span> Variable &nbsp; '
-            f'<span style="color:{pal.watched_border}">■</span> watched tensor &nbsp; '
-            f'<span style="color:{pal.op_border}">●</span> op &nbsp; '
-            f'<span style="color:{pal.target_border}">■</span> target &nbsp; '
-            f'<span style="color:{pal.grad_pos}">grad</span> = d target / d node '
-            "(hover a node for its full value)</div>"
-        )
+        return legend(self.palette)
 
     def to_html(self) -> str:
-        details = self.details
-        side = f'<div style="margin-top:6px">{details}</div>' if details else ""
-        picture = strip_prolog(self.to_svg())
-        return f'<div class="gradviz {self.css_class}">{picture}{self.legend()}{side}</div>'
+        return graph_html(self.css_class, strip_prolog(self.to_svg()), self.legend(), self.details)
 
     # ---- interaction ----------------------------------------------------------------------------
     @property
@@ -227,12 +226,13 @@ class GraphView(View):
                 return nid
         raise KeyError(f"no node {node!r} in this graph.")
 
-    # ---- the live widget ------------------------------------------------------------------------
+    # ---- the live widget: `View`'s two paths over the SVG widget (see the module docstring) --------
+    _browser_reports = ("selected", "state")
+
     def _build_widget(self) -> Any:
         states = fold_states(self)
         state = self._state()
-        cls = svg_widget_class()
-        w = cls(
+        return svg_widget_class()(
             svg="" if state in states["views"] else strip_prolog(self.to_svg()),  # each picture once
             info={**self._info(), **states["info"]},  # (these say which boxes open without a kernel)
             panel=self._panel_head(),
@@ -240,30 +240,37 @@ class GraphView(View):
             opens=states["opens"],
             state=state,
         )
-        w.observe(self._on_select, names="selected")
-        w.observe(self._on_state, names="state")
-        return w
 
     def _state(self) -> str:
         if not self.collapsible:
             return ""
         return state_of(self.full_model.fold_plan(self.fold_limit), self.expanded, self.opened)
 
-    def _on_state(self, change: dict) -> None:
-        """The front end opened or closed a group by itself (a precomputed view): follow it."""
-        state = change["new"]
-        if not state or state == self._state():
+    def _follow_browser(self, name: str, new: Any, old: Any) -> None:
+        """A click in the browser: a node selected (``selected``), or a group opened or closed by the
+        front end alone, from a view drawn ahead (``state``)."""
+        if name == "selected":
+            try:
+                self.select(new or None)
+            except KeyError:
+                self.selected = None
             return
-        self.expanded = set(expanded_in(self.full_model.fold_plan(self.fold_limit), state, self.opened))
+        if not new or new == self._state():
+            return
+        self.expanded = set(expanded_in(self.full_model.fold_plan(self.fold_limit), new, self.opened))
         self.selected = None
         self._sync()
 
+    def _browser_state(self) -> dict[str, Any]:
+        """The picture now: a state drawn ahead shows as it is (``state``), any other is sent (``svg``)."""
+        w = self._widget
+        state = self._state()
+        shown = state in w.views and not (self.selected or self.highlight or self.text_overrides)
+        return {"svg": "" if shown else strip_prolog(self.to_svg()), "info": {**w.info, **self._info()},
+                "state": state if shown else ""}
+
     def _panel_head(self) -> str:
-        return (
-            '<div style="opacity:.75;font-size:12px">Click a node for details'
-            + ("; click a group to expand it, a frame to collapse it" if self.collapsible else "")
-            + ".</div>"
-        )
+        return click_hint(self.collapsible)
 
     def _info(self, model: GraphModel | None = None, drawing: Drawing | None = None) -> dict[str, str]:
         if model is None or drawing is None:
@@ -271,25 +278,8 @@ class GraphView(View):
         out = {drawing.ids[n]: self.describe(node, model) for n, node in model.nodes.items()}
         for key, sid in drawing.ids.items():
             if key.startswith("c:"):
-                out[sid] = f"<b>{esc(key[2:])}</b>: click again to collapse."
+                out[sid] = frame_info(key[2:])
         return out
-
-    def _on_select(self, change: dict) -> None:
-        try:
-            self.select(change["new"] or None)
-        except KeyError:
-            self.selected = None
-
-    def _sync(self) -> None:
-        """Push the current state to the live widget (when there is one)."""
-        if self._widget is None:
-            return
-        w = self._widget
-        state = self._state()
-        shown = state in w.views and not (self.selected or self.highlight or self.text_overrides)
-        w.svg = "" if shown else strip_prolog(self.to_svg())  # a state drawn ahead shows as it is
-        w.info = {**w.info, **self._info()}
-        w.state = state if shown else ""
 
     def __repr__(self) -> str:
         m = self.full_model

@@ -27,6 +27,7 @@ import traitlets
 import engine as eg
 from gradviz.model.checks import describe
 from gradviz.model.memory_runs import MemoryRun, cursor_grid, read_profiles
+from gradviz.render.html import grids_note
 from gradviz.render.memory_plots import (
     PANEL_CLOSE,
     MemoryPlots,
@@ -37,8 +38,9 @@ from gradviz.render.memory_plots import (
     scope_colors,
 )
 from gradviz.render.plot import plot_colors, png_bytes, svg_text
-from gradviz.widgets.frames import Control, Frames, compact_svg, svg_with_layers, themed_svg
-from gradviz.widgets.plot_widget import PlotWidget, _grids_note
+from gradviz.widgets.frames import Frames, compact_svg, svg_with_layers, themed_svg
+from gradviz.widgets.plot_widget import PlotWidget
+from gradviz.widgets.view import Control
 
 __all__ = ["memory", "MemoryView"]
 
@@ -103,26 +105,20 @@ class MemoryView(PlotWidget):
             grid = self.grid(i)
             note = "" if len(grid) == run.events else f"{len(grid)} of the {run.events} events"
 
-            def apply(p: int, i: int = i, grid: list[int] = grid) -> None:
-                self.move(i, grid[p])
-
-            def position(i: int = i, grid: list[int] = grid) -> int | None:
-                return grid.index(self.cursor[i]) if self.cursor[i] in grid else None
-
-            specs.append(Control(f"cursor {i + 1}", "slider", [f"{k + 1}: {run.ops[k]}" for k in grid], apply,
-                                 grid.index(self.cursor[i]), f"event of {run.label}", note, play=True,
-                                 get=lambda i=i: self.cursor[i], set=lambda v, i=i: self.move(i, v),
-                                 position=position))
+            # ▶ sweeps a whole profile in about PLAY_MS, however many events it has
+            interval = min(400, max(25, PLAY_MS // max(len(grid), 1)))
+            specs.append(Control(f"cursor {i + 1}", "slider", grid, [f"{k + 1}: {run.ops[k]}" for k in grid],
+                                 f"event of {run.label}", note, play=True, interval_ms=interval,
+                                 get=lambda view, i=i: view.cursor[i],
+                                 set=lambda view, v, i=i: view.move(i, v)))
         return specs
 
     def _make_frames(self, specs: list[Any]) -> Any:
         import matplotlib  # deferred: matplotlib is heavy
 
         colors = plot_colors(self.theme)
-        frames = Frames(self.kind, title=self.title, note=_grids_note(specs))
-        for c in specs:  # ▶ sweeps a whole profile in about PLAY_MS, however many events it has
-            interval = min(400, max(25, PLAY_MS // max(len(c.labels), 1)))
-            frames.slider(c.name, c.labels, c.index, c.label, play=c.play, note=c.note, interval_ms=interval)
+        frames = Frames(self.kind, title=self.title, note=grids_note(specs))
+        frames.add_controls(specs, self)
         slots = [f"cursor{i}" for i in range(len(self.runs))]
         with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gradviz"}):
             plots = MemoryPlots(self.runs, self.theme)  # the background: no cursor shown
@@ -130,7 +126,7 @@ class MemoryView(PlotWidget):
         edge = f"var(--jp-layout-color0, {colors['background']})"
         frames.layer("open", "html", [], lambda: panel_open(self.runs))
         for i, (run, ax, spec) in enumerate(zip(self.runs, plots.axes, specs)):
-            grid = self.grid(i)
+            grid = spec.values
 
             def picture(p: int, run: MemoryRun = run, ax: Any = ax, grid: list[int] = grid) -> str:
                 return cursor_svg(ax, run, grid[p], edge)

@@ -36,10 +36,21 @@ from gradviz.model.graph_model import build_model
 from gradviz.model.graph_style import complete_after, graph_steps, graph_tape, is_graph_value
 from gradviz.model.step_totals import Arrival, accumulate
 from gradviz.render import fmt
+from gradviz.render.backprop_panels import (
+    arrival_line,
+    backprop_html,
+    gradients_summary,
+    graph_arrival_line,
+    rule_line,
+    seed_panel,
+    step_title,
+    upstream_line,
+)
+from gradviz.render.html import layer_slot
 from gradviz.render.svg import restyle, strip_prolog
-from gradviz.widgets.base import View, Whole, esc
 from gradviz.widgets.frames import Frames
 from gradviz.widgets.graph_view import GraphView
+from gradviz.widgets.view import Control, View, Whole
 
 if TYPE_CHECKING:
     from engine import BackwardStep
@@ -119,7 +130,6 @@ class BackpropView(View):
                     node.grad = totals[key(node.tensor)]
         self._producers = {drawn_id(model.alias, r.output.id): r for r in model.records}
         self._panels: dict[int, str] = {}
-        self._show()
 
     def _from_tape(self, tape: Any, target: Any, sources: Any, names: Mapping[str, Any] | None) -> Any:
         """This engine's tape: the model of what it recorded, and the engine's own steps over it."""
@@ -206,9 +216,13 @@ class BackpropView(View):
     @property
     def panel(self) -> str:
         """The explanation of the current step (HTML)."""
-        if self.position not in self._panels:
-            self._panels[self.position] = self._explain(self.position)
-        return self._panels[self.position]
+        return self._panel_at(self.position)
+
+    def _panel_at(self, position: int) -> str:
+        """The explanation of step ``position`` (HTML; each made once)."""
+        if position not in self._panels:
+            self._panels[position] = self._explain(position)
+        return self._panels[position]
 
     def __len__(self) -> int:
         return len(self.steps) + 1
@@ -225,8 +239,7 @@ class BackpropView(View):
 
     @traitlets.observe("position")
     def _moved(self, change: Any) -> None:
-        self._show()
-        self._sync()
+        self._sync()  # the one path to the live widget (`View._sync`)
 
     def go(self, position: int) -> None:
         """Show step ``position`` (0 = the seed, ``len(view) - 1`` = the last op)."""
@@ -239,13 +252,16 @@ class BackpropView(View):
         self.go(max(self.position - 1, 0))
 
     # ---- drawing ----------------------------------------------------------------------------------
-    def _show(self) -> None:
-        """Set the graph's highlights and hidden gradients for the current position."""
-        g, pal, model = self.graph, self.graph.palette, self.graph.full_model
-        g.highlight, g.edge_highlight, g.text_overrides = {}, {}, {}
+    def _marks(self, position: int) -> tuple[dict, dict, dict]:
+        """The graph's highlights at step ``position``: node outlines, edge colours, overridden texts
+        ("grad ?" on a gradient not complete yet), by node id (`GraphView.styles`' ``marks``)."""
+        g = self.graph
+        pal, model = g.palette, g.full_model
+        highlight: dict[str, dict[str, str]] = {}
+        edges: dict[tuple[str, str], dict[str, str]] = {}
+        texts: dict[str, dict[str, dict[str, str]]] = {}
         complete = (
-            self._complete[self.position - 1] if self.step is not None
-            else {drawn_id(model.alias, self._target.id)}
+            self._complete[position - 1] if position > 0 else {drawn_id(model.alias, self._target.id)}
         )
         drawing = g.drawing
         for nid, node in model.nodes.items():
@@ -257,23 +273,24 @@ class BackpropView(View):
             ):
                 text = drawing.fields.get(drawing.ids.get(nid, ""), {}).get("grad")
                 if text:
-                    g.text_overrides[nid] = {text: {"text": "grad ?", "fill": pal.muted}}
-        step = self._steps[self.position - 1] if self.position > 0 else None
-        if step is None:
+                    texts[nid] = {text: {"text": "grad ?", "fill": pal.muted}}
+        if position == 0:
             tid = model.tensor_id(self._target.id)
-            g.highlight[tid] = {"stroke": pal.upstream, "stroke-width": "3"}
-            return
+            highlight[tid] = {"stroke": pal.upstream, "stroke-width": "3"}
+            return highlight, edges, texts
+        step = self._steps[position - 1]
         out = f"t{drawn_id(model.alias, step.record.output.id)}"
-        g.highlight[out] = {"stroke": pal.upstream, "stroke-width": "3"}
+        highlight[out] = {"stroke": pal.upstream, "stroke-width": "3"}
         if step.record.is_variable_read:  # drawn folded into the Variable's node: no op node
-            return
+            return highlight, edges, texts
         oid = f"o{step.record.key}"
-        g.highlight[oid] = {"stroke": pal.highlight, "stroke-width": "3.5"}
-        g.edge_highlight[(oid, out)] = {"stroke": pal.upstream, "fill": pal.upstream, "stroke-width": "2.5"}
-        for k in self._receivers(self.position):
+        highlight[oid] = {"stroke": pal.highlight, "stroke-width": "3.5"}
+        edges[(oid, out)] = {"stroke": pal.upstream, "fill": pal.upstream, "stroke-width": "2.5"}
+        for k in self._receivers(position):
             src = f"t{k}"
-            g.highlight[src] = {"stroke": pal.receive, "stroke-width": "3"}
-            g.edge_highlight[(src, oid)] = {"stroke": pal.receive, "fill": pal.receive, "stroke-width": "2.5"}
+            highlight[src] = {"stroke": pal.receive, "stroke-width": "3"}
+            edges[(src, oid)] = {"stroke": pal.receive, "fill": pal.receive, "stroke-width": "2.5"}
+        return highlight, edges, texts
 
     def _receivers(self, position: int) -> list[int]:
         """The keys of the values a step's gradient goes to (its inputs, for a graph-style engine)."""
@@ -283,14 +300,12 @@ class BackpropView(View):
         return [c.key for c in self._arrivals[position - 1]]
 
     def to_svg(self) -> str:
-        return self.graph.to_svg()
+        """The graph with the highlights of the step shown (`_marks`; the graph itself is not changed)."""
+        shapes, texts = self.graph.styles(marks=self._marks(self.position))
+        return restyle(self.graph._layout()[2], shapes, texts)
 
     def to_html(self) -> str:
-        return (
-            f"<div class='gradviz gradviz-backprop' style='display:flex;gap:12px;align-items:flex-start'>"
-            f"<div style='flex:1 1 auto;min-width:0'>{strip_prolog(self.to_svg())}</div>"
-            f"<div style='flex:0 0 340px'>{self.panel}</div></div>"
-        )
+        return backprop_html(strip_prolog(self.to_svg()), self.panel)
 
     # ---- text -------------------------------------------------------------------------------------
     def _name(self, key: int, depth: int = 2) -> str:
@@ -312,56 +327,29 @@ class BackpropView(View):
 
     def _explain(self, position: int) -> str:
         n = len(self.steps)
-        tname = esc(self._name(drawn_id(self.graph.full_model.alias, self._target.id)))
+        alias = self.graph.full_model.alias
+        tname = self._name(drawn_id(alias, self._target.id))
         if position == 0:
-            return (
-                f"<div><b>Step 0 of {n}: the seed</b></div><div>d {tname} / d {tname} = 1 "
-                f"(ones shaped {esc(fmt.shape_text(self._target.shape))}). The backward pass now visits the "
-                "recorded ops from last to first.</div>" + self._summary(final=n == 0)
-            )
+            return seed_panel(n, tname, fmt.shape_text(self._target.shape)) + self._summary(final=n == 0)
         s = self._steps[position - 1]
         r = s.record
-        alias = self.graph.full_model.alias
         out_key = drawn_id(alias, r.output.id)
-        outname = esc(self._name(out_key))
-        ins = ", ".join(esc(self._name(drawn_id(alias, x.id))) for x in r.inputs)
+        outname = self._name(out_key)
         named = self.graph.full_model.nodes.get(f"t{out_key}")
-        head = f"{outname} = " if named is not None and named.name else ""
         upstream = s.upstream[0]
         parts = [
-            f"<div><b>Step {position} of {n}: {esc(r.op)}</b> (op #{r.op_id}): "
-            f"{head}{esc(r.op)}({ins})</div>",
-            f"<div style='margin-top:4px'>rule: <code>{esc(r.primitive.rule)}</code> "
-            f"(g: the upstream gradient{', y: the output' if 'y' in r.primitive.rule else ''})</div>"
-            if r.primitive.rule else
-            f"<div style='margin-top:4px'>rule: your engine's {esc(r.op)} (not an op of eg.primitives)</div>",
-            f"<div style='margin-top:4px'>upstream g = d {tname} / d {outname} = "
-            f"<code>{esc(_val(upstream))}</code></div>",
+            step_title(position, n, r.op, r.op_id, outname if named is not None and named.name else "",
+                       [self._name(drawn_id(alias, x.id)) for x in r.inputs]),
+            rule_line(r.op, r.primitive.rule),
+            upstream_line(tname, outname, _val(upstream)),
         ]
         for c in self._arrivals[position - 1]:
-            cname = esc(self._name(c.key))
-            arg = esc(r.primitive.inputs[min(c.index, len(r.primitive.inputs) - 1)])
-            up, contrib = _code(upstream), _code(c.value)
-            if c.local is not None:
-                local = _code(c.local)
-                line = (
-                    f"→ <b>{cname}</b> (∂{arg}): local d {outname} / d {cname} = {local}; "
-                    f"upstream × local = {up} × {local} = {contrib}"
-                )
-            else:
-                line = (
-                    f"→ <b>{cname}</b> (∂{arg}): contribution <code>{esc(_val(c.value))}</code> "
-                    f"{esc(fmt.shape_text(c.value.shape))}"
-                )
-            if c.before is not None:
-                before = _code(c.before)
-                line += (
-                    f"<br>&nbsp;&nbsp;accumulate: {cname} already had {before} from a later op; "
-                    f"{before} + {contrib} = {_code(c.after)}"
-                )
-            if not c.complete:
-                line += "<br>&nbsp;&nbsp;(more contributions to come: it feeds other ops too)"
-            parts.append(f"<div style='margin-top:4px'>{line}</div>")
+            arg = r.primitive.inputs[min(c.index, len(r.primitive.inputs) - 1)]
+            parts.append(arrival_line(
+                self._name(c.key), arg, outname, _val(upstream), _val(c.value),
+                local=None if c.local is None else _val(c.local), shape=fmt.shape_text(c.value.shape),
+                before=None if c.before is None else _val(c.before),
+                after="" if c.before is None else _val(c.after), complete=c.complete))
         if self.graph_style:
             parts.extend(self._graph_lines(position, outname))
         parts.append(self._summary(final=position == n))
@@ -373,77 +361,56 @@ class BackpropView(View):
         lines = []
         for k in self._receivers(position):
             node = model.nodes.get(f"t{k}")
-            name = esc(self._name(k))
-            line = (f"→ <b>{name}</b>: your engine's backward for {esc(r.op)} adds "
-                    f"g × ∂{outname}/∂{name} to {name}.grad")
-            if k in self._complete[position - 1] and node is not None and node.grad is not None:
-                line += f"; {name}.grad is now complete: {_code(node.grad)}"
-            else:
-                line += "<br>&nbsp;&nbsp;(more contributions to come: it feeds other ops too)"
-            lines.append(f"<div style='margin-top:4px'>{line}</div>")
+            final = k in self._complete[position - 1] and node is not None and node.grad is not None
+            lines.append(graph_arrival_line(self._name(k), r.op, outname, _val(node.grad) if final else None))
         return lines
 
     def _summary(self, final: bool) -> str:
         if not final:
             return ""
-
         items = []
         for s in self.sources:
             g = self.gradients.get(s.id)
-            label = esc(self._name(drawn_id(self.graph.full_model.alias, s.id)))
-            if g is not None:
-                items.append(f"<li>d / d {label} = <code>{esc(_val(g))}</code></li>")
-            else:
-                reason = (_reason(explain_none, self.tapes, self.target, s) if self.tapes
-                          else "no contribution reached it in this walk.")
-                items.append(f"<li>d / d {label} = None: {esc(reason)}</li>")
-        return f"<div style='margin-top:6px'><b>Done.</b> The gradients:<ul>{''.join(items)}</ul></div>"
+            label = self._name(drawn_id(self.graph.full_model.alias, s.id))
+            reason = "" if g is not None else (
+                _reason(explain_none, self.tapes, self.target, s) if self.tapes
+                else "no contribution reached it in this walk.")
+            items.append((label, None if g is None else _val(g), reason))
+        return gradients_summary(items)
 
-    # ---- the live widget --------------------------------------------------------------------------
-    def _build_widget(self) -> Any:
-        """The kernel-free stepper: every position's highlights and explanation computed here; the
-        slider, ‹ › and ▶ switch between them in the browser (gradviz.widgets.frames)."""
-        widget = self.frames().widget()
-        widget.observe(self._on_index, names="index")
-        return widget
+    # ---- the live widget: one slider over the positions (`View`'s lifecycle) -----------------------
+    def _frame_controls(self) -> list[Control]:
+        labels = ["0: the seed"] + [f"{k}: {s.record.op}" for k, s in enumerate(self._steps, 1)]
+        return [Control("step", "slider", range(len(self)), labels, play=True,
+                        note=f"all {len(self)} positions",
+                        get=lambda view: view.position, set=lambda view, p: setattr(view, "position", p))]
 
     def frames(self) -> Any:
         """Every position's highlights (patches of one graph picture) and explanation, as `Frames`."""
+        return self._make_frames(self._frame_controls())
+
+    def _make_frames(self, controls: list[Control]) -> Any:
+        """The kernel-free stepper: each position's highlights and explanation, pure functions of the
+        position (`_marks`, `_panel_at`); the slider, ‹ › and ▶ switch them in the browser."""
         g = self.graph
         base_shapes, base_texts = g.styles(highlights=False)
-        base = strip_prolog(restyle(g._layout()[2], base_shapes, base_texts))
-        f = Frames("backprop", picture=f'<div data-gv-layer="graph">{base}</div>')
-        labels = ["0: the seed"] + [f"{k}: {s.record.op}" for k, s in enumerate(self._steps, 1)]
-        f.slider("step", labels, self.position, play=True, note=f"all {len(self)} positions")
-        patches, panels = [], []
-        keep = self.position
-        for p in range(len(self)):
-            self.position = p  # highlights for this position (`_moved` → `_show`)
-            shapes, texts = g.styles()
-            patch = {}
+        f = Frames("backprop", picture=layer_slot("graph", strip_prolog(restyle(g._layout()[2], base_shapes,
+                                                                                   base_texts))))
+        f.add_controls(controls, self)
+
+        def patch(p: int) -> dict[str, Any]:
+            shapes, texts = g.styles(marks=self._marks(p))
+            out = {}
             for sid in set(shapes) | set(texts):
                 changed = {k: v for k, v in texts.get(sid, {}).items() if base_texts.get(sid, {}).get(k) != v}
                 if shapes.get(sid) or changed:
-                    patch[sid] = {"shapes": shapes.get(sid, {}), "texts": changed}
-            patches.append(patch)
-            panels.append(self.panel)
-        self.position = keep
-        f.layer("graph", "patch", ["step"], lambda k: patches[k])
-        f.layer("panel", "html", ["step"], lambda k: panels[k])
+                    out[sid] = {"shapes": shapes.get(sid, {}), "texts": changed}
+            return out
+
+        f.layer("graph", "patch", ["step"], patch)
+        f.layer("panel", "html", ["step"], self._panel_at)
         f.info = g._info()
         return f
-
-    def _on_index(self, change: dict) -> None:
-        """The slider moved in the browser: the same position here (nothing to draw)."""
-        k = int((change["new"] or {}).get("step", 0))
-        if k != self.position:
-            self.position = k
-
-    def _sync(self) -> None:
-        if self._widget is None:
-            return
-        if self._widget.index.get("step") != self.position:
-            self._widget.index = {"step": self.position}
 
     def __repr__(self) -> str:
         return f"<gv.backprop: {len(self.steps)} steps, at step {self.position} ({self.op or 'seed'})>"
@@ -451,10 +418,6 @@ class BackpropView(View):
 
 def _val(a: Any) -> str:
     return fmt.short(a, max_items=6)
-
-
-def _code(a: Any) -> str:
-    return f"<code>{esc(_val(a))}</code>"
 
 
 def _reason(explain: Any, tapes: list[Any], target: Any, source: Any) -> str:

@@ -25,8 +25,16 @@ from gradviz.model.explain import drawn_id, explain_none, variable_reads
 from gradviz.model.protocol import shown_id
 from gradviz.render import fmt
 from gradviz.render.array_panel import array_html
-from gradviz.widgets.base import View, esc
+from gradviz.render.html import gradviz_block, layer_frame
+from gradviz.render.tape_panels import (
+    gradient_report_html,
+    record_details,
+    tape_table,
+    tapes_list,
+    why_none_html,
+)
 from gradviz.widgets.frames import Frames
+from gradviz.widgets.view import Control, View
 
 __all__ = ["tape", "TapeView"]
 
@@ -106,22 +114,22 @@ class TapeView(View):
     @property
     def row_details(self) -> str:
         """HTML details of the selected row ('' when none)."""
-        if self.row is None or not self.rows:
+        return self._details(self.row)
+
+    def _details(self, row: int | None) -> str:
+        """HTML details of row ``row`` ('' when None)."""
+        if row is None or not self.rows:
             return ""
-        r, which = self.rows[self.row]
-        ins = "".join(
-            f"<li>{esc(self.label(x))} {esc(str(x.dtype))} on {esc(x.device)}"
-            f"{array_html(x.numpy()) if x.kept else '<div>not kept</div>'}</li>"
-            for x in r.inputs
-        )
-        params = esc(", ".join(f"{k}={v!r}" for k, v in r.params.items())) or "none"
-        by = esc(", ".join(self.labels[k] for k in which))
-        return (
-            f"<div><b>op #{r.op_id}: {esc(r.op)}</b> recorded by {by}<div>inputs:</div><ul>{ins}</ul>"
-            f"<div>output: {esc(self.label(r.output))} {esc(str(r.output.dtype))}</div>"
-            f"{array_html(r.output.numpy()) if r.output.kept else '<div>not kept</div>'}"
-            f"<div>params: {params}</div></div>"
-        )
+        r, which = self.rows[row]
+
+        def value(t: Any) -> str | None:
+            return array_html(t.numpy()) if t.kept else None
+
+        ins = [(self.label(x), str(x.dtype), str(x.device), value(x)) for x in r.inputs]
+        params = ", ".join(f"{k}={v!r}" for k, v in r.params.items()) or "none"
+        by = ", ".join(self.labels[k] for k in which)
+        return record_details(r.op_id, r.op, by, ins, self.label(r.output), str(r.output.dtype),
+                              value(r.output), params)
 
     def gradient_report(
         self, target: Any = None, sources: Any = None, tape_index: int = 0
@@ -146,64 +154,32 @@ class TapeView(View):
             out.append((self.label(s), text, reason))
         return out
 
-    def _table(self) -> str:
-        head = "".join(f"<th>{esc(lab)}</th>" for lab in self.labels)
-        body = []
-        for i, (r, which) in enumerate(self.rows):
-            marks = "".join(
-                f"<td style='text-align:center'>{'●' if k in which else ''}</td>"
-                for k in range(len(self.tapes))
-            )
-            ins = ", ".join(esc(self.label(x)) for x in r.inputs)
-            style = " style='background:rgba(251,143,68,.25)'" if i == self.row else ""
-            partial = (
-                " style='opacity:.85;font-style:italic'" if len(which) < len(self.tapes) and not style else ""
-            )
-            listed = f" <i>(listed {r.repeats} times: shown once)</i>" if r.repeats > 1 else ""
-            body.append(
-                f"<tr{style or partial}><td>{r.op_id}</td><td><b>{esc(r.op)}</b>{listed}</td><td>{ins}</td>"
-                f"<td>{esc(self.label(r.output))}</td>{marks}</tr>"
-            )
-        if not body and self.tapes:
-            why = [tapeinfo.no_records_error("gv.tape", t) for t in self.tapes]
-            body.append(f"<tr><td colspan='{4 + len(self.tapes)}'>{esc(str(why[0]))}</td></tr>")
-        return (
-            f"<table class='gv-tape'><thead><tr><th>op id</th><th>op</th><th>inputs</th><th>output</th>"
-            f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-        )
+    def _table(self, row: int | None = None) -> str:
+        """The table of records, row ``row`` highlighted."""
+        rows = [(r.op_id, r.op, [self.label(x) for x in r.inputs], self.label(r.output),
+                 [k in which for k in range(len(self.tapes))], r.repeats) for r, which in self.rows]
+        why = str(tapeinfo.no_records_error("gv.tape", self.tapes[0])) if self.tapes and not rows else ""
+        return tape_table(self.labels, rows, row, why)
 
     def _tapes_html(self) -> str:
         if not self.tapes:
-            return f"<ul><li><b>your engine's tape</b>: {len(self.rows)} records</li></ul>"
-        parts = []
-        for k, t in enumerate(self.tapes):
-            var = ", ".join(esc(self.label(v)) for v in t.watched_variables()) or "none"
-            ten = ", ".join(esc(self.label(v)) for v in t.watched_tensors()) or "none"
-            parts.append(
-                f"<li><b>{esc(self.labels[k])}</b> ({esc(self.status(k))}): {len(t.records)} ops; "
-                f"watched Variables: {var}; watched tensors: {ten}</li>"
-            )
-        return f"<ul>{''.join(parts)}</ul>"
+            return tapes_list([], len(self.rows))
+        return tapes_list([
+            (self.labels[k], self.status(k), len(t.records),
+             ", ".join(self.label(v) for v in t.watched_variables()) or "none",
+             ", ".join(self.label(v) for v in t.watched_tensors()) or "none")
+            for k, t in enumerate(self.tapes)], len(self.rows))
 
     def _report_html(self, target: Any = None, sources: Any = None) -> str:
         report = self.gradient_report(target, sources)
         if not report:
             return ""
-        items = []
-        for label, text, reason in report:
-            if reason is None:
-                items.append(f"<li><b>{esc(label)}</b>: gradient <pre>{esc(text)}</pre></li>")
-            else:
-                head, _, rest = reason.partition(":")
-                items.append(f"<li><b>{esc(label)}</b>: <b>None</b>, {esc(head)}:{esc(rest)}</li>")
-        tgt = esc(self.label(target if target is not None else self.target))
-        return f"<div>d {tgt} / d source, as {esc(self.labels[0])} answers:</div><ul>{''.join(items)}</ul>"
+        target = self.label(target if target is not None else self.target)
+        return gradient_report_html(target, self.labels[0], report)
 
     def to_html(self) -> str:
-        return (
-            f"<div class='gradviz gradviz-tape'>{self._tapes_html()}{self._table()}"
-            f"{self._report_html()}{self.row_details}</div>"
-        )
+        return gradviz_block(self._tapes_html() + self._table(self.row) + self._report_html()
+                             + self.row_details, "gradviz-tape")
 
     def to_png(self, scale: float = 2.0) -> bytes:
         raise NotImplementedError("gv.tape is a table: save it as .html.")
@@ -217,7 +193,7 @@ class TapeView(View):
         if row is not None and not 0 <= row < len(self.rows):
             raise IndexError(f"row {row} is out of range: the tape view has {len(self.rows)} ops.")
         self.row = row
-        self._sync()
+        self._sync()  # the one path to the live widget (`View._sync`)
 
     def explain(self, target: Any, source: Any, tape_index: int = 0) -> str:
         """The answer the "why None?" controls show: the gradient, or why it is None."""
@@ -237,55 +213,53 @@ class TapeView(View):
                 seen.setdefault(t.id, t)
         return [(self.label(t), t) for t in seen.values()]
 
+    # ---- the live widget: `View`'s lifecycle over the row slider and the "why None?" dropdowns ----
     def _build_widget(self) -> Any:
         """The kernel-free inspector: every row's highlight and details, and every "why None?" answer,
         computed here; the slider and dropdowns switch between them in the browser (gradviz.frames)."""
         if self.rows and self.row is None:
             self.row = 0
-        widget = self.frames().widget()
-        widget.observe(self._on_index, names="index")
-        return widget
+        return super()._build_widget()
 
-    def frames(self) -> Any:
-        """The table and details of every row, and the answer for every target, source and tape."""
-        f = Frames("tape", title="", note="")
-        f.picture = ""
+    def _frame_controls(self) -> list[Control]:
         labels = [f"{r.op_id}: {r.op}" for r, _ in self.rows] or ["(no ops)"]
-        f.slider("op", labels, self.row or 0, note=f"all {len(self.rows)} recorded ops")
-        keep = self.row
-        tables, details = [], []
-        for k in range(len(self.rows) or 1):
-            self.row = k if self.rows else None
-            tables.append(self._tapes_html() + self._table())
-            details.append(self.row_details)
-        self.row = keep
-        f.layer("table", "html", ["op"], lambda k: tables[k])
-        f.layer("details", "html", ["op"], lambda k: details[k])
+        controls = [Control("op", "slider", range(len(self.rows) or 1), labels,
+                            note=f"all {len(self.rows)} recorded ops",
+                            get=lambda view: view.row or 0,
+                            set=lambda view, k: view.select(k if view.rows else None))]
         choices = self._choices
         if choices and self.tapes:
             names = [label for label, _ in choices]
             target = next((k for k, (_, t) in enumerate(choices)
                            if self.target is not None and t.id == self.target.id), len(choices) - 1)
-            f.dropdown("target", names, target)
-            f.dropdown("source", names, 0)
-            deps = ["target", "source"]
+            controls += [Control("target", "dropdown", names, browser_only=True, start=target),
+                         Control("source", "dropdown", names, browser_only=True)]
             if len(self.tapes) > 1:
-                f.dropdown("tape", self.labels, 0)
-                deps.append("tape")
+                controls.append(Control("tape", "dropdown", self.labels, browser_only=True))
+        return controls
+
+    def frames(self) -> Any:
+        """The table and details of every row, and the answer for every target, source and tape."""
+        return self._make_frames(self._frame_controls())
+
+    def _make_frames(self, controls: list[Control]) -> Any:
+        """Every layer a pure function of the positions: the table and details of a row, the answer
+        for a target, source and tape."""
+        f = Frames("tape", title="", note="")
+        f.add_controls(controls, self)
+        whys = controls[1:]
+        rowed = bool(self.rows)
+        f.layer("table", "html", ["op"], lambda k: self._tapes_html() + self._table(k if rowed else None))
+        f.layer("details", "html", ["op"], lambda k: self._details(k if rowed else None))
+        if whys:
+            choices = self._choices
 
             def why(t: int, s: int, tape: int = 0) -> str:
                 text = self.explain(choices[t][1], choices[s][1], tape_index=tape)
-                asked = f" ({esc(self.labels[tape])} answers)" if len(self.tapes) > 1 else ""
-                return f"<div><b>Why is a gradient None?</b>{asked}</div><pre>{esc(text)}</pre>"
+                return why_none_html(text, self.labels[tape] if len(self.tapes) > 1 else "")
 
-            f.layer("why", "html", deps, why)
+            f.layer("why", "html", [c.name for c in whys], why)
         return f
-
-    def _on_index(self, change: dict) -> None:
-        """The slider moved in the browser: the same row here."""
-        k = (change["new"] or {}).get("op")
-        if self.rows and k is not None and k != self.row:
-            self.row = int(k)
 
     @property
     def why(self) -> str:
@@ -295,14 +269,8 @@ class TapeView(View):
             return ""
         for spec in w.layers:
             if spec["name"] == "why":
-                return spec["frames"].get(",".join(str(w.index.get(d, 0)) for d in spec["deps"]), "")
+                return layer_frame(spec, w.index) or ""
         return ""
-
-    def _sync(self) -> None:
-        if self._widget is None:
-            return
-        if self.row is not None and self._widget.index.get("op") != self.row:
-            self._widget.index = {**self._widget.index, "op": self.row}
 
     def __repr__(self) -> str:
         return f"<gv.tape: {len(self.rows)} ops on {', '.join(self.labels)}>"

@@ -26,8 +26,7 @@ from typing import Any
 
 from gradviz.model.graph_model import FOLD_BOXES, GraphModel
 from gradviz.model.traced_model import traced_model
-from gradviz.widgets.base import esc, info_table
-from gradviz.widgets.graph_info import node_info
+from gradviz.render.graph_info import TRACED_CLICK_HINT, node_info, traced_info, traced_legend
 from gradviz.widgets.graph_view import GraphView
 
 __all__ = ["TracedGraphView", "traced_graph"]
@@ -80,22 +79,13 @@ class TracedGraphView(GraphView):
         return super()._resolve(node)
 
     def describe(self, node: Any, model: GraphModel) -> str:
-        return node_info(node, model) if node.kind == "group" else _traced_info(node.record, node.detail)
+        return node_info(node, model) if node.kind == "group" else traced_info(node.record, node.detail)
 
     def legend(self) -> str:
-        pal = self.palette
-        return (
-            f'<div style="font-size:12px;color:{pal.muted};margin-top:4px">'
-            f'<span style="color:{pal.op_border}">●</span> forward op &nbsp; '
-            f'<span style="color:{pal.grad_neg}">●</span> backward op (gradients/…) &nbsp; '
-            f'<span style="color:{pal.variable_border}">■</span> Variable read &nbsp; '
-            f'<span style="color:{pal.target_border}">⬣</span> assignment / optimizer update &nbsp; '
-            f'<span style="color:{pal.watched_border}">■</span> input</div>'
-        )
+        return traced_legend(self.palette)
 
     def _panel_head(self) -> str:
-        return ('<div style="opacity:.75;font-size:12px">Click a node for its name; click a box '
-                "to fold its scope, a folded node to open it.</div>")
+        return TRACED_CLICK_HINT
 
     def __repr__(self) -> str:
         nodes = self.full_model.nodes.values()
@@ -103,20 +93,3 @@ class TracedGraphView(GraphView):
         return (f"<gv.graph of eg.Graph {self.graph.name!r}: {len(self.full_model)} nodes "
                 f"({back} backward), {len(self.scopes)} scopes>")
 
-
-def _traced_info(n: Any, detail: str = "") -> str:
-    """A traced node's details: its name (to fetch it by), op, kind, shape, inputs."""
-    part = "backward (made by tape.gradient)" if n.backward else "forward"
-    kind = {"input": "input (a function argument)", "read": "Variable read (its value at this point)",
-            "write": "assignment / optimizer update", "const": "constant", "random": "random draw"}.get(
-        n.kind, f"op, {part}")
-    rows = [("name", f"<code>{esc(n.name)}</code>"), ("op", esc(n.op)), ("kind", esc(kind)),
-            ("shape", esc(str(n.shape))), ("dtype", esc(str(n.dtype))), ("device", esc(str(n.device)))]
-    if n.inputs:
-        rows.append(("inputs", esc(", ".join(m.name for m in n.inputs))))
-    if n.control_inputs:
-        rows.append(("after", esc(", ".join(m.name for m in n.control_inputs))))
-    if detail:
-        rows.append(("drawn once", esc(f"{detail} (the same value each time)")))
-    fetch = f"<div>fetch it: <code>graph.run({esc(repr(n.name))}, feeds)</code></div>"
-    return f"<div><b>{esc(n.name)}</b>{info_table(rows)}{fetch}</div>"

@@ -20,9 +20,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from gradviz.render.html import layer_frame, panel_html
 from gradviz.render.svg import restyle
 from gradviz.render.text import esc
-from gradviz.widgets.frames import layer_frame, panel_html
 
 __all__ = ["NOTICE_MARK", "notice_html", "static_html", "holds_picture"]
 
