@@ -209,27 +209,29 @@ def name_scope(name: str) -> contextlib.AbstractContextManager[str | None]:
     ...
     None
     """
+    if not subscribed or not _local.listeners:
+        return _NOTHING  # (nobody listens: no generator to make, for every layer call)
     return _scoped(name, backward=False)
+
+
+_NOTHING = contextlib.nullcontext()  # what a scope is while nobody listens (reusable)
 
 
 @contextlib.contextmanager
 def _scoped(name: str, backward: bool) -> Iterator[str | None]:
-    here = _local.listeners if subscribed else None
-    if not here:
-        yield None
-        return
     with contextlib.ExitStack() as stack:
-        names = [stack.enter_context(listener.scope(name, backward)) for listener in list(here)]
+        names = [stack.enter_context(listener.scope(name, backward)) for listener in list(_local.listeners)]
         yield next((n for n in names if n is not None), None)
 
 
 def gradients_scope() -> contextlib.AbstractContextManager[str | None]:
     """The ops of a ``tape.gradient`` call: in the scope ``gradients``, marked backward."""
+    if not subscribed or not _local.listeners:
+        return _NOTHING
     return _scoped("gradients", backward=True)
 
 
-@contextlib.contextmanager
-def init_scope() -> Iterator[None]:
+def init_scope() -> contextlib.AbstractContextManager[None]:
     """Run the block outside any graph being traced (TensorFlow's ``tf.init_scope``): a layer computes
     its initial weights here once, and an optimizer reads its learning rate; they are not ops of the
     step's graph.
@@ -239,10 +241,14 @@ def init_scope() -> Iterator[None]:
     ()
     """
     here = _local.listeners if subscribed else None
-    aside = [listener for listener in here if listener.paused_by_init_scope] if here else None
-    if not aside:
-        yield
-        return
+    if not here or not any(listener.paused_by_init_scope for listener in here):
+        return _NOTHING
+    return _set_aside(here)
+
+
+@contextlib.contextmanager
+def _set_aside(here: list[Listener]) -> Iterator[None]:
+    aside = [listener for listener in here if listener.paused_by_init_scope]
     _local.listeners = [listener for listener in here if not listener.paused_by_init_scope]
     _local.paused.append(aside)
     try:

@@ -211,7 +211,7 @@ def apply_unchecked(prim: Primitive, device: backend.Device, *inputs: Tensor, **
     >>> apply_unchecked(eg.primitives["random_uniform"], backend.CPU, draw=lambda: np.zeros(2)).shape
     (2,)
     """
-    arrays = [t._data for t in inputs]
+    arrays = [t._data for t in inputs] if inputs else ()
     if device.kind == "gpu":
         with device.activate():
             out = prim.forward(device.xp, *arrays, **params)

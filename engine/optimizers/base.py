@@ -236,12 +236,14 @@ class Optimizer:
             with var._device.activate():  # new slots beside their variable
                 slots = {name: _slot_variable(value, var, self._slot_name(var, name))
                          for name, value in self._initial_slots(var).items()}
-        names = tuple(slots)
+        if not slots:  # (plain SGD: one op)
+            return var, apply_unchecked(_update_op, var._device, g, step, optimizer=self, var=var,
+                                        slots=slots, outputs=None), slots, {}, fresh
         outputs = _SlotValues()
         value = apply_unchecked(_update_op, var._device, g, step, optimizer=self, var=var, slots=slots,
                                 outputs=outputs)
         new_slots = {name: apply_unchecked(_slot_op, var._device, value, outputs=outputs, name=name)
-                     for name in names}
+                     for name in slots}
         return var, value, slots, new_slots, fresh
 
     def minimize(self, loss: Callable[[], Tensor] | Tensor, var_list: Sequence[Variable] | None = None,
@@ -359,14 +361,16 @@ class _SlotValues:
 
 
 def _update_forward(xp: Any, g: Any, step: Any, *, optimizer: Optimizer, var: Variable,
-                    slots: dict[str, Variable], outputs: _SlotValues) -> Any:
+                    slots: dict[str, Variable], outputs: _SlotValues | None) -> Any:
     """``var``'s new value by ``optimizer``'s rule (`Optimizer._update`) from gradient ``g``, ``var``
     and its ``slots`` as they are now; the slots' new values go to ``outputs``, where `_slot_forward`
     takes them."""
     w = var._data
-    current = {name: slot._data for name, slot in slots.items()}
-    new_w, new_slots = optimizer._update(xp, w, g, current, float(step[0]), int(step[1]))
-    outputs.values = {k: v.astype(w.dtype, copy=False) for k, v in new_slots.items()}
+    lr, number = step.tolist()
+    current = {name: slot._data for name, slot in slots.items()} if slots else {}
+    new_w, new_slots = optimizer._update(xp, w, g, current, lr, int(number))
+    if new_slots:
+        outputs.values = {k: v.astype(w.dtype, copy=False) for k, v in new_slots.items()}
     return new_w.astype(w.dtype, copy=False)
 
 
