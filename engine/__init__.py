@@ -11,10 +11,10 @@ array(6., dtype=float32)
 Training: ``eg.training.fit(model, x, y, optimizer, epochs=...)`` is the loop (progress bar, live
 loss plot in notebooks); `engine/training.py` spells it out.
 
-Layers: `backend` (devices) → `tensor` → `recording` (each thread's active tapes) → `primitive` +
-`ops` (forward and gradient side by side) → `backward` (the one backward walk) → `tape`
-(`GradientTape`) → `functional` (grad of a function); `function` (graph mode: trace once, replay
-fast). docs/ARCHITECTURE.md reads them in order.
+Layers: `backend` (devices) → `tensor` → `listeners` (each thread's active tapes and listeners) →
+`primitive` + `ops` (forward and gradient side by side) → `backward` (the one backward walk) → `tape`
+(`GradientTape`) → `transforms` (grad of a function); `function` (graph mode: trace once, replay
+fast; it listens at `listeners`). docs/ARCHITECTURE.md reads them in order.
 """
 
 import numpy as _np
@@ -24,7 +24,17 @@ from .backend import device, gpu_available, list_devices, memory_info
 from .backward import BackwardStep, backward_steps
 from .clipping import clip_by_global_norm, clip_by_norm, clip_by_value, global_norm, norm
 from .function import RETRACE_WARNING, Function, RetracingWarning, function
-from .functional import (
+from .graph import Graph, GraphTensor
+from .interop import TapeEscapeWarning
+from .listeners import TracingError, active_tapes, name_scope
+from .memory import MemoryEvent, MemoryProfile, memory_profile
+from .ops import *  # noqa: F403  (the op names are the public API)
+from .ops import __all__ as _op_names
+from .primitive import Primitive, primitives
+from .recompute import recompute_grad
+from .tape import GradientTape, Record
+from .tensor import Tensor, as_dtype, constant, convert_to_tensor
+from .transforms import (
     grad,
     gradients_function,
     implicit_gradients,
@@ -32,17 +42,6 @@ from .functional import (
     value_and_grad,
     value_and_gradients_function,
 )
-from .graph import Graph, GraphTensor
-from .interop import TapeEscapeWarning
-from .memory import MemoryEvent, MemoryProfile, memory_profile
-from .ops import *  # noqa: F403  (the op names are the public API)
-from .ops import __all__ as _op_names
-from .primitive import Primitive, primitives
-from .recompute import recompute_grad
-from .recording import active_tapes
-from .tape import GradientTape, Record
-from .tensor import Tensor, as_dtype, constant, convert_to_tensor
-from .trace import TracingError, name_scope
 from .variable import Variable
 
 float16, float32, float64 = _np.dtype("float16"), _np.dtype("float32"), _np.dtype("float64")

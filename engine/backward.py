@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from . import listeners as _listeners
 from . import nest
-from . import recording as _rec
 from .creation import ones_like
 from .primitive import REGISTRY, unbroadcast
 from .record import Record
@@ -246,9 +246,9 @@ def walk(records: Sequence[Record], seeds: list[tuple[Tensor, Tensor]], source_i
     keep = set(source_ids)
     # While nothing records the walk (no tape, no eg.function trace), sums of gradients need not be
     # differentiable: add the arrays directly.
-    sums_are_ops = _rec.walk_is_recorded()
-    step_scope = _rec.backward_step_scope()  # graph mode: names each step's ops gradients/<op>_grad/...
-    profiler = _rec.profiler()  # eg.memory_profile: one event per step
+    sums_are_ops = _listeners.walk_is_recorded()
+    # Listeners hear each step (a trace names its ops gradients/<op>_grad/..., a memory profile measures)
+    listeners = _listeners.active()
     # The records left to visit, last first. A non-persistent tape's walk pops the tape's own list: the
     # tape lets go of each record (and so of the arrays it keeps) once the walk has passed it.
     pending = records if release else list(records)
@@ -260,19 +260,16 @@ def walk(records: Sequence[Record], seeds: list[tuple[Tensor, Tensor]], source_i
         g = grads.get(out_id) if out_id in keep else grads.pop(out_id, None)
         if g is None:
             continue
-        if profiler is not None:
-            profiler.step_begin(r)  # (it counts what r keeps until the step ends)
-        if step_scope is None:
-            given = _step(r, g, grads, depends, sums_are_ops)
-        else:
-            with step_scope(r.saved_output):
-                given = _step(r, g, grads, depends, sums_are_ops)
+        for listener in listeners:
+            listener.step_begin(r)
+        given = _step(r, g, grads, depends, sums_are_ops)
         if on_step is not None:
             on_step(BackwardStep(r, (g,), tuple(given)))
-        if profiler is not None:
+        if listeners:
             op, op_id = r.prim.name, r.op_id
-            del r  # (a popped record's arrays go before the profiler measures)
-            profiler.step_end(op, op_id)
+            del r  # (a popped record's arrays go before a memory profile measures)
+            for listener in reversed(listeners):
+                listener.step_end(op, op_id)
     return {i: grads[i] for i in keep if i in grads}
 
 

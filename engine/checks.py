@@ -25,6 +25,10 @@ from typing import Any
 
 import numpy as np
 
+from . import backend
+from . import listeners as _listeners
+from .tensor import Tensor
+
 __all__ = ["integer", "axis", "axes", "shape", "count", "number", "live_number", "python_number", "floating",
            "seed"]
 
@@ -34,6 +38,10 @@ def integer(value: Any, what: str, op: str) -> int:
     tensors; not bools, floats or strings.
 
     >>> import numpy as np
+
+from . import backend
+from . import listeners as _listeners
+from .tensor import Tensor
     >>> integer(3, "num", "linspace"), integer(np.uint8(3), "num", "linspace")
     (3, 3)
     """
@@ -110,6 +118,10 @@ def count(value: Any, what: str, op: str, minimum: int = 0) -> int:
     """An int >= ``minimum`` (a number of samples, of units, a batch size...), checked like `integer`.
 
     >>> import numpy as np
+
+from . import backend
+from . import listeners as _listeners
+from .tensor import Tensor
     >>> count(5, "num", "linspace"), count(np.int64(16), "units", "Dense", minimum=1)
     (5, 16)
     """
@@ -127,6 +139,10 @@ def number(value: Any, what: str, op: str, *, low: float | None = None, high: fl
     with an error naming ``op`` and ``what``. The one conversion for every argument that takes a number.
 
     >>> import numpy as np
+
+from . import backend
+from . import listeners as _listeners
+from .tensor import Tensor
     >>> number(np.float16(0.5), "rate", "dropout", low=0, high=1, high_open=True)
     0.5
     >>> number(1.0, "rate", "dropout", low=0, high=1, high_open=True)
@@ -162,6 +178,10 @@ def python_number(value: Any) -> Any:
     dtype as ``x * 2`` does, where a hyperparameter meets a tensor); anything else unchanged.
 
     >>> import numpy as np
+
+from . import backend
+from . import listeners as _listeners
+from .tensor import Tensor
     >>> python_number(np.float16(0.5)), python_number(np.array(3)), python_number("a")
     (0.5, 3, 'a')
     """
@@ -193,6 +213,10 @@ def floating(dtype: Any, shape: tuple[int, ...], op: str) -> None:
     """Refuse a non-floating tensor (by its ``dtype`` and ``shape``) where only floats make sense.
 
     >>> import numpy as np
+
+from . import backend
+from . import listeners as _listeners
+from .tensor import Tensor
     >>> floating(np.dtype("int32"), (2,), "exp")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -221,21 +245,14 @@ def _is_real(value: Any) -> bool:
 
 
 def _is_tensor(value: Any) -> bool:
-    from .tensor import Tensor  # noqa: PLC0415  (checks imports nothing from the engine at import time)
-
     return isinstance(value, Tensor)
 
 
 def _tensor_value(t: Any) -> Any:
     """A one-element tensor's value as a NumPy scalar, read without telling a tape it left (a Variable's
     current value). While ``eg.function`` traces, a graph tensor has no value: `TracingError`."""
-    from . import (
-        backend,  # noqa: PLC0415  (checks imports nothing from the engine at import time)
-        recording,  # noqa: PLC0415
-    )
-
-    if recording.listening:  # a traced tensor has no value yet: TracingError
-        recording.note_host_read(t, "a number argument", tapes=False)
+    if _listeners.listening:  # a traced tensor has no value yet: TracingError
+        _listeners.note_host_read(t, "a number argument", tapes=False)
 
     return backend.to_host(t._data).reshape(()) if t._data.ndim else backend.to_host(t._data)
 

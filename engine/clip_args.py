@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 
 from . import backend, checks
-from . import recording as _rec
+from . import listeners as _listeners
+from .listeners import TracingError
 from .primitive import weak_like
 from .tensor import Tensor
-from .trace import TracingError
 
 
 def _like(value: Any, ref: Tensor, op: str, what: str) -> Tensor:
@@ -51,8 +51,8 @@ def _host(t: Any) -> np.ndarray:
     """A tensor's (or CuPy array's) values on the host, read as engine code reads them: not through
     ``.numpy()``, which would tell a recording tape the value left it (`GradientTape.host_read`)."""
     if isinstance(t, Tensor):
-        if _rec.listening:  # a traced tensor has no value: TracingError
-            _rec.note_host_read(t, "clip_norm", tapes=False)
+        if _listeners.listening:  # a traced tensor has no value: TracingError
+            _listeners.note_host_read(t, "clip_norm", tapes=False)
         t = t._data
     return np.asarray(backend.to_host(t))
 

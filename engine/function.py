@@ -49,14 +49,14 @@ from typing import Any
 import numpy as np
 
 from . import backend, nest
+from . import listeners as _listeners
 from . import random as _random
-from . import recording as _rec
 from .captures import Captures, capture_captures, is_plain_object, number_key, object_leaves
 from .dtypes import to_array
 from .graph import Graph, Node
 from .replay import Plan
 from .tensor import Tensor
-from .trace import ShapeChanged, Tracer, TracingError, user_line
+from .trace import ShapeChanged, Tracer, TracingError, current_tracer, user_line
 
 __all__ = ["function", "Function", "RetracingWarning", "RETRACE_WARNING"]
 
@@ -149,7 +149,7 @@ class Function:
                                  None) if self._sig is not None else "**kwargs"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if (outer := _rec.tracer()) is not None:  # inlined into an outer trace
+        if (outer := current_tracer()) is not None:  # inlined into an outer trace
             return self._run_inlined(outer, args, kwargs)
         if _outer_tape_records():
             return self.python_function(*args, **kwargs)  # run eagerly, so that the tape sees the ops
@@ -257,6 +257,9 @@ class Function:
 
     def _trace(self, key: Any, arguments: dict[str, Any], leaves: list[Any], names: list[str],
                held: set[int], keep_effects: bool):
+        if current_tracer() is not None:
+            raise RuntimeError(f"eg.function {self.name!r}: this thread already traces (an eg.function "
+                               "called while another traces runs inlined into that trace).")
         tracer = Tracer(allow_new_variables=self._python_runs == 0, function_name=self.name,
                         dry=not keep_effects)
         self._python_runs += 1
@@ -266,7 +269,8 @@ class Function:
         arguments2 = {k: _replace_leaves(v, placeholders) for k, v in arguments.items()}
         inputs = list(tracer.nodes)
         try:
-            with _rec.tracing(tracer), (contextlib.nullcontext() if keep_effects else _random._seed_kept()):
+            kept = contextlib.nullcontext() if keep_effects else _random._seed_kept()
+            with _listeners.listen(tracer), kept:
                 result = self._run_python(arguments2)
                 flat = nest.flatten(result)
                 out_nodes = [_output_node(tracer, leaf, self.name) for leaf in flat]
@@ -278,7 +282,7 @@ class Function:
                                            for n, leaf in zip(out_nodes, flat)])
         graph = Graph(f"{self.name}_{self.trace_count}" if self.trace_count else self.name,
                       tracer.nodes, inputs, template, tracer.variables)
-        concrete = _Concrete(graph, inputs, result, flat, out_nodes, tracer,
+        concrete = _Concrete(graph, inputs, result, flat, out_nodes,
                              capture_captures(self.python_function, tracer.outside))  # as the trace left them
         self._traces[key] = concrete
         self.trace_count += 1
@@ -314,7 +318,7 @@ class _Concrete:
     """One signature's graph and the plan a call runs: every output, every assignment."""
 
     def __init__(self, graph: Graph, inputs: list[Node], result: Any, flat: list[Any],
-                 out_nodes: list[Node | None], tracer: Tracer, captures: Captures):
+                 out_nodes: list[Node | None], captures: Captures):
         self.graph = graph
         self.captures = captures
         fetch = [n for n in out_nodes if n is not None]
@@ -329,7 +333,7 @@ class _Concrete:
         self.activate = dev.activate if dev.kind == "gpu" else None  # CuPy runs on its current device
         # A graph with shape checks (x[mask]) can stop part-way: what its writes change is put back then.
         guarded = any(n.kind == "op" and n.primitive.shape_depends_on_values(n.params) for n in self.plan.ops)
-        self.state = _written_state(effects, tracer.optimizers) if guarded else None
+        self.state = _written_state(effects) if guarded else None
 
     def call(self, leaves: list[Any]) -> Any:
         arrays = [t._data if isinstance(t, Tensor) else to_array(t, "eg.function") for t in leaves]
@@ -353,14 +357,10 @@ class _Concrete:
         return nest.pack_like(self.structure, flat)
 
 
-def _written_state(effects: list[Node], optimizers: list[Any]) -> list[tuple[Any, str]]:
-    """The (object, attribute) pairs a run's writes change: Variables, optimizer counts and slots."""
-    state = [(n.variable, "_data") for n in effects if n.variable is not None]
-    for opt in optimizers:
-        state.append((opt, "_iterations"))
-        state += [(slot, "_data") for n in effects if n.variable is not None
-                  for slot in opt.slots(n.variable).values()]
-    return state
+def _written_state(effects: list[Node]) -> list[tuple[Any, str]]:
+    """The (object, attribute) pairs a run's writes change: the Variables it assigns (an optimizer's
+    step count and slots among them)."""
+    return [(n.variable, "_data") for n in effects if n.variable is not None]
 
 
 def _fresh(value: Any) -> Any:
@@ -410,7 +410,7 @@ def _hidden_tensor(tracer: Tracer, value: Any, path: str = "", depth: int = 0) -
 
 
 def _outer_tape_records() -> bool:
-    return _rec.is_recording()  # a tape of this thread records: run eagerly so that it sees the ops
+    return _listeners.is_recording()  # a tape of this thread records: run eagerly so that it sees the ops
 
 
 def _signature(arguments: dict[str, Any], var_keyword: str | None,

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from . import backend
-from . import recording as _rec
+from . import listeners as _listeners
 from . import tensor as _tensor
 from .tensor import Tensor
 
@@ -68,8 +68,8 @@ class TapeEscapeWarning(UserWarning):
 
 def host_array(t: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
     """``t``'s value as a host NumPy array (a read-only view on the CPU unless ``copy``); no warning."""
-    if _rec.listening:  # a traced tensor has no value yet: TracingError
-        _rec.note_host_read(t, "np.asarray()", tapes=False)
+    if _listeners.listening:  # a traced tensor has no value yet: TracingError
+        _listeners.note_host_read(t, "np.asarray()", tapes=False)
     array = backend.to_host(t._data)
     if copy:
         array = np.array(array, copy=True)
@@ -96,9 +96,9 @@ def to_numpy(value: Any, dtype: Any = None) -> np.ndarray:
 
 def _watching_tape(tensors: list[Tensor]) -> Any:
     """A tape of this thread that is recording and watches (or would auto-watch) one of ``tensors``."""
-    if not _rec.anywhere:
+    if not _listeners.anywhere:
         return None
-    return next((tape for t in tensors for tape in _rec.watchers(t)), None)
+    return next((tape for t in tensors for tape in _listeners.watchers(t)), None)
 
 
 def _what(t: Tensor) -> str:

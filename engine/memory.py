@@ -6,7 +6,7 @@ op and every backward step, the bytes the tapes hold for their
 backward passes (``saved_bytes``: distinct arrays their records keep, not counting Variables' own
 values, which live anyway) and the bytes alive as the allocator counts them (``alive_bytes``:
 tracemalloc on the CPU, where NumPy reports its arrays; CuPy's pool on a GPU). It listens at the
-engine's one recording hook and in the backward walk (`engine.recording.profiling`); nothing is patched.
+engine's one hook, as a `engine.listeners.Listener` (ops, reads, backward steps); nothing is patched.
 
 >>> import engine as eg
 >>> w = eg.Variable(eg.ones((64, 32)), name="w")
@@ -26,14 +26,15 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import tracemalloc
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from . import backend, nest
-from . import recording as _rec
+from . import listeners as _listeners
 from .record import NotKept
 from .tensor import Tensor
 
@@ -108,15 +109,15 @@ def _size(n: int) -> str:
     return f"{n} B"
 
 
-class _Profiler:
-    """Listens to one thread's ops and backward steps (`engine.recording` calls it)."""
+class _Profiler(_listeners.Listener):
+    """Listens to one thread's ops and backward steps (subscribed with `engine.listeners.listen`)."""
 
     def __init__(self, device: backend.Device, chosen: bool):
         self.chosen = chosen  # False: the device is that of the first op (fn took no tensor)
         self.measure(device)
-        self.scopes: list[str] = []  # name scopes entered now (engine.recording.eager_scope)
+        self.scopes: list[str] = []  # name scopes entered now (eg.name_scope: `scope`)
         self.scope_of: dict[int, str] = {}  # op id → the scope it ran in
-        self.tapes: weakref.WeakSet = weakref.WeakSet(_rec.active_tapes())
+        self.tapes: weakref.WeakSet = weakref.WeakSet(_listeners.active_tapes())
         self.events: list[MemoryEvent] = []
         self.steps: list[Any] = []  # the records of the backward steps open now (a recompute nests)
         self.saved_peak = 0
@@ -179,16 +180,39 @@ class _Profiler:
         phase = "backward" if self.steps or kind == "step" else "forward"
         self.events.append(MemoryEvent(kind, phase, op, scope, self.alive(), saved, by_scope))
 
-    # ---- called by engine.recording and engine.backward -----------------------------------------
-    def on_op(self, op: str, output: Tensor) -> None:
+    # ---- the events (engine.listeners) ------------------------------------------------------------
+    def on_op(self, prim: Any, inputs: Any, output: Tensor, params: dict) -> None:
+        self.event_after(prim.name, output)
+
+    def on_kept_call(self, prim: Any, output: Tensor) -> None:
+        self.event_after(prim.name, output)
+
+    def on_read(self, var: Any, snapshot: Tensor) -> None:
+        self.event_after("read_variable", snapshot)
+
+    @contextlib.contextmanager
+    def scope(self, name: str, backward: bool = False) -> Iterator[None]:
+        """A name scope: the ops of the block are filed under it (not the ``gradients`` scope of a
+        tape.gradient call: a backward step keeps the scope of its forward op)."""
+        if backward:
+            yield
+            return
+        self.scopes.append(f"{self.scopes[-1]}/{name}" if self.scopes else name)
+        try:
+            yield
+        finally:
+            self.scopes.pop()
+
+    def event_after(self, op: str, output: Tensor) -> None:
+        """An op (or a read) made ``output``: one event, filed under the scope open now."""
         if not self.chosen:
             self.chosen = True
             if output._device is not self.device:
                 self.measure(output._device)
-        for tape in _rec.active_tapes():
+        for tape in _listeners.active_tapes():
             self.tapes.add(tape)
         scope = self.scopes[-1] if self.scopes else ""
-        for tape in _rec.active_tapes():
+        for tape in _listeners.active_tapes():
             if tape._records and tape._records[-1].op_id not in self.scope_of:
                 self.scope_of[tape._records[-1].op_id] = scope
         self.event("op", op, scope)
@@ -235,7 +259,10 @@ def memory_profile(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> MemoryP
         tracemalloc.start()
     try:
         profiler = _Profiler(device or backend.current_device(), chosen=device is not None)
-        with _rec.profiling(profiler):
+        if any(isinstance(listener, _Profiler) for listener in _listeners.active()):
+            raise RuntimeError("eg.memory_profile: this thread is already being profiled (profiles do "
+                               "not nest).")
+        with _listeners.listen(profiler):
             result = fn(*args, **kwargs)
         if profiler.device.kind == "gpu":
             peak = max(profiler.gpu_peak, profiler.alive())

@@ -32,11 +32,11 @@ from typing import Any
 import numpy as np
 
 from . import backend, checks
-from . import recording as _rec
+from . import listeners as _listeners
 from .dtypes import check_scalar, to_array, weak_array, weak_scalar
 from .tensor import Tensor, _uids
 
-__all__ = ["Primitive", "REGISTRY", "primitives", "unbroadcast"]
+__all__ = ["Primitive", "REGISTRY", "primitives", "unbroadcast", "apply_unchecked"]
 
 REGISTRY: dict[str, Primitive] = {}
 primitives = MappingProxyType(REGISTRY)  # `eg.primitives`: read-only, name → Primitive
@@ -194,12 +194,33 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Tensor:
     y._data, y._device, y._uid, y.name = out, dev, next(_uids), None
 
     # 4. Record: tell the listeners (tapes, a trace) if there are any; one global read when none.
-    if _rec.listening:
-        _rec.record(prim, inputs, y, params)
+    if _listeners.listening:
+        _listeners.record(prim, inputs, y, params)
     return y
 
 
 Primitive.__call__ = apply  # type: ignore[method-assign]  (one call frame less per op)
+
+
+def apply_unchecked(prim: Primitive, device: backend.Device, *inputs: Tensor, **params: Any) -> Tensor:
+    """Run ``prim`` on ``device`` for engine code whose inputs need no conversion or checks: compute,
+    wrap, tell the listeners (an `eg.function` graph runs it again on every call). For an op with no
+    tensor inputs (a random draw), and for an optimizer's step, whose errors reach the user as raised.
+
+    >>> import engine as eg
+    >>> apply_unchecked(eg.primitives["random_uniform"], backend.CPU, draw=lambda: np.zeros(2)).shape
+    (2,)
+    """
+    arrays = [t._data for t in inputs] if inputs else ()
+    if device.kind == "gpu":
+        with device.activate():
+            out = prim.forward(device.xp, *arrays, **params)
+    else:
+        out = prim.forward(device.xp, *arrays, **params)
+    y = Tensor._make(out, device)
+    if _listeners.listening:
+        _listeners.record(prim, inputs, y, params)
+    return y
 
 
 def _check_inputs(prim: Primitive, inputs: Sequence[Tensor]) -> None:

@@ -14,15 +14,15 @@ True
 from __future__ import annotations
 
 import contextlib
-import copy
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from . import backend, checks
-from . import recording as _rec
+from . import listeners as _listeners
 from .creation import _shape, numeric_dtype
+from .primitive import Primitive, apply_unchecked
 from .tensor import Tensor
 
 __all__ = ["set_seed", "normal", "uniform", "truncated_normal", "generator", "stream", "hashed_uniform"]
@@ -87,18 +87,16 @@ def generator(seed: int | None = None) -> np.random.Generator:
 
 
 def stream(rng: np.random.Generator) -> np.random.Generator:
-    """``rng``, or a copy of it while `eg.function`'s ``get_graph`` traces: asking for a graph draws
-    nothing from any generator, so later random numbers are as if it had not been asked.
+    """The generator a draw from ``rng`` takes its numbers from: ``rng``, unless a listener hands over
+    a copy (`eg.function`'s ``get_graph`` does: asking for a graph draws nothing from any generator, so
+    later random numbers are as if it had not been asked).
 
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
-    >>> stream(rng) is rng                   # not tracing: the generator itself
+    >>> stream(rng) is rng
     True
     """
-    tracer = _rec.tracer()
-    if tracer is not None and tracer.dry:
-        return copy.deepcopy(rng)
-    return rng
+    return _listeners.generator_for(rng)
 
 
 def _check(op: str, dtype: Any, seed: Any, **numbers: Any) -> tuple[np.dtype, tuple[float, ...]]:
@@ -113,19 +111,31 @@ def _check(op: str, dtype: Any, seed: Any, **numbers: Any) -> tuple[np.dtype, tu
     return dt, tuple(numbers.values())
 
 
-def _draw(op: str, sample: Any, dt: np.dtype) -> Tensor:
-    """A tensor of ``sample()`` (host values) on the current device. While `eg.function` traces, the
-    draw becomes a graph node that samples again on every call (it is not frozen into a constant)."""
+def _drawn(xp: Any, *, draw: Any) -> Any:
+    """What ``draw()`` samples now (on the host, then moved to the op's device)."""
+    return draw()
+
+
+# A draw is an op with no tensor inputs and no gradient, so a traced graph draws again on every call
+# (it is not frozen into a constant): one primitive per sampler, named as TensorFlow names it.
+_RULE = "not differentiable: a random draw (no inputs)"
+_normal = Primitive("random_normal", _drawn, op_type="RandomStandardNormal", inputs=(), rule=_RULE,
+                    doc="Samples from a normal distribution, drawn anew each time the op runs.")
+_uniform = Primitive("random_uniform", _drawn, op_type="RandomUniform", inputs=(), rule=_RULE,
+                     doc="Samples from a uniform distribution, drawn anew each time the op runs.")
+_truncated = Primitive("truncated_normal", _drawn, op_type="TruncatedNormal", inputs=(), rule=_RULE,
+                       doc="Normal samples within two standard deviations, drawn anew each time the op runs.")
+
+
+def _draw(prim: Primitive, sample: Any, dt: np.dtype) -> Tensor:
+    """A tensor of ``sample()`` (host values) on the current device: the op ``prim``."""
     dev = backend.current_device()
 
     def draw() -> Any:
         data = sample().astype(dt)
         return backend.transfer(data, dev) if dev.kind == "gpu" else data
 
-    t = Tensor._make(draw(), dev)
-    if (tracer := _rec.tracer()) is not None:  # graph mode: a node that draws on every run
-        tracer.on_random(op, draw, t)
-    return t
+    return apply_unchecked(prim, dev, draw=draw)
 
 
 def normal(shape: int | Sequence[int], mean: float = 0.0, stddev: float = 1.0, dtype: Any = "float32",
@@ -138,7 +148,7 @@ def normal(shape: int | Sequence[int], mean: float = 0.0, stddev: float = 1.0, d
     """
     shape = _shape(shape, "normal")
     dt, (mean, stddev) = _check("normal", dtype, seed, mean=mean, stddev=stddev)
-    return _draw("RandomStandardNormal", lambda: generator(seed).normal(mean, stddev, shape), dt)
+    return _draw(_normal, lambda: generator(seed).normal(mean, stddev, shape), dt)
 
 
 def uniform(shape: int | Sequence[int], minval: float = 0.0, maxval: float = 1.0, dtype: Any = "float32",
@@ -157,7 +167,7 @@ def uniform(shape: int | Sequence[int], minval: float = 0.0, maxval: float = 1.0
     dt, (minval, maxval) = _check("uniform", dtype, seed, minval=minval, maxval=maxval)
     if minval > maxval:
         raise ValueError(f"uniform: minval ({minval}) must not be greater than maxval ({maxval}).")
-    return _draw("RandomUniform", lambda: _below(generator(seed), minval, maxval, shape, dt), dt)
+    return _draw(_uniform, lambda: _below(generator(seed), minval, maxval, shape, dt), dt)
 
 
 def _below(rng: np.random.Generator, low: float, high: float, shape: tuple[int, ...], dt: np.dtype) -> Any:
@@ -197,7 +207,7 @@ def truncated_normal(shape: int | Sequence[int], mean: float = 0.0, stddev: floa
             bad = np.abs(values) > 2
         return mean + stddev * values
 
-    return _draw("TruncatedNormal", sample, dt)
+    return _draw(_truncated, sample, dt)
 
 
 # SplitMix64's constants (Steele, Lea & Flood, 2014)

@@ -30,10 +30,11 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from . import listeners as _listeners
 from . import nest
-from . import recording as _rec
 from .primitive import Primitive
-from .record import Record
+from .record import Record, op_ids
+from .tape import GradientTape
 from .tensor import Tensor, is_floating
 
 __all__ = ["recompute_grad"]
@@ -44,8 +45,6 @@ def _recompute_vjp(index: int, g: Tensor, y: Tensor, *inputs: Tensor, f: Callabl
     """Input ``index``'s gradient: ``f`` run again on the kept inputs under a fresh tape, walked back
     from ``g`` (once per upstream gradient: every input's gradient comes from that one walk)."""
     if cache.get("g") is not g:
-        from .tape import GradientTape  # noqa: PLC0415  (engine.tape imports the ops this module uses)
-
         args, kwargs = _rebuild(structure, inputs)
         sources = [t for t in inputs if is_floating(t.dtype)]
         with GradientTape(watch_accessed_variables=False) as tape:
@@ -93,10 +92,10 @@ def recompute_grad(f: Callable[..., Tensor]) -> Callable[..., Tensor]:
 
     @functools.wraps(f)
     def wrapped(*args: Any, **kwargs: Any) -> Tensor:
-        tapes = [t for t in _rec.active_tapes() if t._recording]
+        tapes = [t for t in _listeners.active_tapes() if t._recording]
         if not tapes:  # nothing would keep anything: f itself
             return f(*args, **kwargs)
-        with _rec.tapes_paused(tapes) as reads:
+        with _listeners.tapes_paused(tapes) as reads:
             y = f(*args, **kwargs)
         if not isinstance(y, Tensor):
             raise TypeError(f"recompute_grad: f must return one Tensor, got {type(y).__name__}; return "
@@ -117,7 +116,7 @@ def recompute_grad(f: Callable[..., Tensor]) -> Callable[..., Tensor]:
 
 
 def _keep(tapes: list[Any], inputs: tuple[Tensor, ...], y: Tensor, params: dict) -> None:
-    """One record for the call on each tape that watches one of its inputs (what `recording.record`
+    """One record for the call on each tape that watches one of its inputs (what `listeners.record`
     does for an op; this one is not an op, so a trace does not see it: f's own ops are traced)."""
     if not is_floating(y.dtype):
         return
@@ -126,9 +125,10 @@ def _keep(tapes: list[Any], inputs: tuple[Tensor, ...], y: Tensor, params: dict)
         if any(t._uid in tape._watched for t in inputs):
             tape._watched.add(y._uid)
             if rec is None:
-                rec = Record(_rec.next_op_id(), _recompute, inputs, y, params, tape._persistent)
+                rec = Record(next(op_ids), _recompute, inputs, y, params, tape._persistent)
             elif tape._persistent:
                 rec.keep_all(inputs, y)
             tape._records.append(rec)
-    if rec is not None and (watcher := _rec.profiler()) is not None:
-        watcher.on_op(_recompute.name, y)
+    if rec is not None and _listeners.subscribed:
+        for listener in _listeners.active():
+            listener.on_kept_call(_recompute, y)

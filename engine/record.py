@@ -22,14 +22,18 @@ walk has passed it.
 
 from __future__ import annotations
 
+import itertools
 import weakref
 from typing import Any
 
-Tensor = Any  # an engine.Tensor (engine.tensor imports engine.recording, which imports this module)
+Tensor = Any  # an engine.Tensor (engine.tensor imports engine.listeners, which imports this module)
 _tensor_type: Any = None  # engine.tensor.Tensor, set by engine.tensor when it is imported
 _new = object.__new__
 
-__all__ = ["NotKept", "Record", "is_kept", "not_kept"]
+__all__ = ["NotKept", "Record", "is_kept", "not_kept", "op_ids"]
+
+# Op ids: one per recorded execution of an op, shared by every tape that records it (`Record.op_id`).
+op_ids = itertools.count(1)
 
 
 class NotKept(weakref.ref):

@@ -25,8 +25,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import backward as _backward
+from . import listeners as _listeners
 from . import nest
-from . import recording as _rec
 from .creation import zeros_like
 from .jacobian import batch_jacobian, jacobian
 from .record import Record
@@ -70,14 +70,14 @@ class GradientTape:
     def __enter__(self) -> GradientTape:
         if self._stack is not None:
             raise RuntimeError("This GradientTape is already active; tapes cannot be entered twice.")
-        self._stack = _rec.push(self)  # this thread's active tapes: other threads' ops are not recorded
+        self._stack = _listeners.push(self)  # this thread's active tapes: other threads' ops are not recorded
         self._recording = True
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self._recording = False
         if self._stack is not None:
-            _rec.pop(self, self._stack)
+            _listeners.pop(self, self._stack)
             self._stack = None
 
     @property
@@ -211,7 +211,7 @@ class GradientTape:
                 f"GradientTape.gradient: unconnected_gradients must be 'none' or 'zero', got {unconnected!r}."
             )
         _backward.check_sources(sources, "GradientTape.gradient")
-        with _rec.gradients_scope():  # graph mode names these ops gradients/...
+        with _listeners.gradients_scope():  # listeners hear these ops in the scope gradients/...
             seeds = _backward.seed_gradients(targets, output_gradients)
             # Only what this tape watches (or computed from what it watches) has a gradient here.
             watched = [s._uid for s in sources if s._uid in self._watched]

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from . import backend
+from . import listeners as _listeners
 from . import record as _record
-from . import recording as _rec
 from .backend import Device
 from .dtypes import as_dtype, check_castable, is_floating, to_array
 
@@ -95,22 +95,22 @@ class Tensor:
     # ---- leaving the engine -----------------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """A host NumPy copy of the value, whatever the device."""
-        if _rec.listening:  # a value leaves the engine: tapes note it, a trace refuses
-            _rec.note_host_read(self, ".numpy()")
+        if _listeners.listening:  # a value leaves the engine: tapes note it, a trace refuses
+            _listeners.note_host_read(self, ".numpy()")
         return np.array(backend.to_host(self._data), copy=True)
 
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
         if self.size != 1:
             raise ValueError(f"item() needs a tensor with one element, got shape {self.shape}.")
-        if _rec.listening:
-            _rec.note_host_read(self, ".item()")
+        if _listeners.listening:
+            _listeners.note_host_read(self, ".item()")
         return backend.to_host(self._data).item()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         # np.asarray(t): a host array; inside a recording tape that watches t, a TapeEscapeWarning
-        if _rec.listening:
-            _rec.note_host_read(self, "np.asarray()")
+        if _listeners.listening:
+            _listeners.note_host_read(self, "np.asarray()")
         return _interop.array(self, dtype, copy)
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
@@ -139,7 +139,7 @@ class Tensor:
 
     # ---- Python protocol ----------------------------------------------------------------------
     def __repr__(self) -> str:
-        if _rec.listening and (symbolic := _rec.symbolic_repr(self)):
+        if _listeners.listening and (symbolic := _listeners.symbolic_repr(self)):
             return symbolic
         head = f"<{type(self).__name__}"
         if self.name is not None:
@@ -162,8 +162,8 @@ class Tensor:
             yield self[i]
 
     def __bool__(self) -> bool:
-        if _rec.listening:  # (tapes note the .item() below)
-            _rec.note_host_read(self, "bool()", tapes=False)
+        if _listeners.listening:  # (tapes note the .item() below)
+            _listeners.note_host_read(self, "bool()", tapes=False)
         if self.size != 1:
             raise ValueError(
                 f"The truth value of a tensor with {self.size} elements is ambiguous; "
@@ -249,8 +249,8 @@ def constant(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
         dev = backend.device_of_array(value)
     target = None if dtype is None else as_dtype(dtype, "constant")
     if isinstance(value, Tensor):
-        if value._is_variable and _rec.listening:
-            value = _rec.trace_read(value)  # a trace records a read: a replay reads the value then
+        if value._is_variable and _listeners.listening:
+            value = _listeners.read_constant(value)  # a trace records a read: a replay reads the value then
         t = value.to(dev) if value._device is not dev else value
         data = t._data
         if target is not None and data.dtype != target:

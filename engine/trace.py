@@ -1,20 +1,17 @@
 """`Tracer`: turns what the engine does while `eg.function` runs ``f`` once into graph nodes.
 
 Tracing runs ``f`` for real (so the first call's values and side effects are the real ones) while the
-tracer is this thread's listener (`engine.recording.tracer()`: the engine's one hook, `engine.recording`,
-passes it every op, read, assignment and host read). Every primitive call becomes a node holding the
-primitive's array function and parameters; Variable reads and assignments, random draws and optimizer
-updates become nodes that do the same thing to the live objects when the graph is replayed. A tensor
-the tracer has not seen (a Python number, a tensor made outside ``f``, ``ones_like``) becomes a
-``Const`` node.
+tracer listens to this thread (a `engine.listeners.Listener`: the engine's one hook passes it every op,
+read, assignment and host read). Every primitive call becomes a node holding the primitive's array
+function and parameters (a random draw is one: its node draws again on every run); Variable reads and
+assignments (an optimizer's updates are assignments) become nodes that do the same thing to the live
+Variables when the graph is replayed. A tensor the tracer has not seen (a Python number, a tensor made
+outside ``f``, ``ones_like``) becomes a ``Const`` node.
 
 Names: the op's TensorFlow name (the primitive's ``op_type``: ``MatMul``) under the open
 `name_scope`s, made unique with ``_1``, ``_2``; a Variable's first read is named after the Variable.
 While a ``tape.gradient`` call walks backwards, the ops each step performs are named under
 ``gradients/<forward op>_grad/``.
-
-Also here: what user code says to graph mode, `name_scope` and `init_scope`, and what graph mode says
-back, `TracingError`.
 
 >>> import engine as eg
 >>> @eg.function
@@ -28,6 +25,7 @@ back, `TracingError`.
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import linecache
 import os
@@ -35,27 +33,12 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import numpy as np
-
-from . import recording as _rec
+from . import listeners as _listeners
 from .graph import Node
+from .listeners import Listener, TracingError
 from .tensor import Tensor
 
-__all__ = ["Tracer", "TracingError", "ShapeChanged", "name_scope", "init_scope", "refuse", "user_line"]
-
-
-class TracingError(RuntimeError):
-    """A traced tensor was asked for a Python value (``bool(t)``, ``t.numpy()``, ``t.item()``).
-
-    >>> import engine as eg
-    >>> f = eg.function(lambda x: float(x) * 2)
-    >>> try:
-    ...     f(eg.constant(1.0))
-    ... except eg.TracingError:
-    ...     print("a traced tensor has no value yet")
-    ...
-    a traced tensor has no value yet
-    """
+__all__ = ["Tracer", "TracingError", "ShapeChanged", "current_tracer", "user_line"]
 
 
 class ShapeChanged(TracingError):
@@ -68,50 +51,16 @@ class ShapeChanged(TracingError):
         self.what = what
 
 
-@contextlib.contextmanager
-def name_scope(name: str) -> Iterator[str | None]:
-    """Name the graph nodes made inside ``<name>/...`` while tracing; outside graph mode, only
-    `eg.memory_profile` reads it (the scope of each op it reports).
+def current_tracer() -> Tracer | None:
+    """This thread's tracer while `eg.function` traces (not inside `init_scope`), else None.
 
-    Yields the full scope name (made unique like TensorFlow's: ``dense_1``, then ``dense_1_1``), or
-    None when nothing is being traced.
-
-    >>> import engine as eg
-    >>> with eg.name_scope("layer") as scope:
-    ...     print(scope)
-    ...
-    None
+    >>> current_tracer() is None
+    True
     """
-    tracer = _rec.tracer()
-    if tracer is None:
-        with _rec.eager_scope(name):
-            yield None
-        return
-    with tracer.scope(name) as full:
-        yield full
-
-
-def init_scope() -> contextlib.AbstractContextManager[None]:
-    """Run the block outside the graph being traced (TensorFlow's ``tf.init_scope``): a layer computes
-    its initial weights here once, and they are not ops of the step's graph.
-
-    >>> with init_scope():
-    ...     pass
-    """
-    return _rec.paused_tracing()
-
-
-def refuse(what: str, instead: str) -> None:
-    """Raise `TracingError` while tracing: ``what`` keeps Python state a graph cannot replay.
-
-    >>> refuse("a counter", "Count outside.")      # not tracing: nothing to refuse
-    """
-    if _rec.tracer() is not None:
-        raise TracingError(
-            f"{what} cannot run inside eg.function: it keeps its state in Python (counts, sums of "
-            f"arrays), which a traced graph would freeze at the first call's values. {instead}"
-            f"{user_line()}"
-        )
+    for listener in _listeners.active():
+        if isinstance(listener, Tracer):
+            return listener
+    return None
 
 
 _ENGINE = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -133,8 +82,12 @@ def user_line() -> str:
         frame = frame.f_back
     return ""
 
-class Tracer:
-    """Records one trace. Used by `engine.function`; the engine's hooks call its ``on_*`` methods."""
+class Tracer(Listener):
+    """Records one trace. Used by `engine.function`, which subscribes it (`engine.listeners.listen`);
+    the engine's events call its ``on_*`` methods."""
+
+    paused_by_init_scope = True  # a layer's initial weights, an optimizer's learning rate: not graph ops
+    records_walk = True  # the ops of tape.gradient are graph nodes
 
     def __init__(self, allow_new_variables: bool = True, function_name: str = "f", dry: bool = False):
         self.nodes: list[Node] = []
@@ -152,7 +105,7 @@ class Tracer:
         self.callers: list[tuple[str, bool]] = []
         self.function_name = function_name
         self.dry = dry  # `Function.get_graph`: random ops draw from copies of their generators
-        self.optimizers: list[Any] = []  # the optimizers whose steps the graph takes
+        self.steps: list[bool] = []  # per backward step being visited: whether it opened a scope
         self.saved: list[tuple[Any, str, Any]] = []  # (object, attribute, value before the trace changed it)
         self._saved_keys: set[tuple[int, str]] = set()
         # id(array) → array, for the tensors made outside the function that became constants: where
@@ -183,21 +136,27 @@ class Tracer:
     @contextlib.contextmanager
     def scope(self, name: str, backward: bool = False) -> Iterator[str]:
         full = self.unique(name)
+        depth, backward_depth = len(self.scopes), self.backward_depth
         self.scopes.append(full)
         self.backward_depth += backward
         try:
             yield full
-        finally:
-            self.scopes.pop()
-            self.backward_depth -= backward
+        finally:  # (also closes a backward step's scope that an error left open)
+            del self.scopes[depth:]
+            self.backward_depth = backward_depth
 
-    def grad_scope(self, output: Any) -> Any:
-        """The scope for one backward step: ``<forward op name>_grad`` (a null context for a step
+    def step_begin(self, record: Any) -> None:
+        """A backward step: its ops go in the scope ``<forward op name>_grad`` (no scope for a step
         whose forward op is not in the graph, e.g. a Variable read)."""
-        node = self.node_of.get(output._uid)
-        if node is None or node.kind != "op":
-            return contextlib.nullcontext()
-        return self.scope(node.name + "_grad")
+        node = self.node_of.get(record.saved_output._uid)
+        opens = node is not None and node.kind == "op"
+        if opens:
+            self.scopes.append(self.unique(node.name + "_grad"))
+        self.steps.append(opens)
+
+    def step_end(self, op: str, op_id: int) -> None:
+        if self.steps.pop():
+            self.scopes.pop()
 
     # ---- nodes ------------------------------------------------------------------------------------
     def _add(self, base: str, op: str, kind: str, tensor: Any = None, absolute: bool = False,
@@ -282,31 +241,6 @@ class Tracer:
         name = {"assign": "Assign", "assign_add": "AssignAdd", "assign_sub": "AssignSub"}[op]
         self._write(var._uid, name, name, var, inputs=[src], fn=_assigner(var, op, src.dtype))
 
-    def on_random(self, op: str, draw: Callable[[], Any], t: Any) -> None:
-        """A random tensor was drawn: the node draws again on every run."""
-        self._add(op, op, "random", t, fn=draw)
-
-    def on_optimizer_step(self, opt: Any, pairs: list[tuple[Any, Any]]) -> None:
-        """``opt.apply_gradients(pairs)`` is about to update: one node counting the step, one update
-        per variable (its slots are part of the update)."""
-        self.save(opt, "_iterations")
-        if opt not in self.optimizers:
-            self.optimizers.append(opt)
-        for _, var in pairs:
-            self.save(var, "_data")
-            for slot in opt._slots_of(var).values():
-                self.save(slot, "_data")
-        with self.scope(opt.name):
-            step = self._write(id(opt), "iterations", "AssignAdd", None, fn=_counter(opt), shape=(2,),
-                               dtype=np.dtype(np.float64))
-            for g, var in pairs:
-                src = self.node_for(g) if isinstance(g, Tensor) else self.const(g, var.device)
-                op = f"Apply{type(opt).__name__}"
-                node = self._write(var._uid, f"update_{var.name or 'variable'}", op, var,
-                                   inputs=[src, step], fn=_updater(opt, var))
-                for slot in opt.slots(var).values():
-                    self.last_write[slot._uid] = node
-
     def on_new_variable(self, var_name: str | None) -> None:
         later = [name for name, first in self.callers if not first]
         if later:
@@ -337,7 +271,19 @@ class Tracer:
         self.last_write[key] = node
         return node
 
-    def check_value(self, t: Any, what: str) -> None:
+    def on_draw(self, rng: Any) -> Any:
+        """A random op draws from ``rng``: from a copy while `Function.get_graph` traces (asking for a
+        graph draws nothing from any generator)."""
+        return copy.deepcopy(rng) if self.dry else rng
+
+    def on_python_state(self, what: str, instead: str) -> None:
+        raise TracingError(
+            f"{what} cannot run inside eg.function: it keeps its state in Python (counts, sums of "
+            f"arrays), which a traced graph would freeze at the first call's values. {instead}"
+            f"{user_line()}"
+        )
+
+    def on_host_read(self, t: Any, what: str) -> None:
         """Raise the clear error for ``bool(t)``, ``t.numpy()``... on a tensor that is part of the graph."""
         if not (t._is_variable or t._uid in self.node_of):
             return
@@ -380,23 +326,6 @@ def _assigner(var: Any, op: str, src_dtype: Any) -> Callable[[Any], Any]:
         return var._write(op, value if dtype is None else value.astype(dtype))._data
 
     return assign
-
-
-def _counter(opt: Any) -> Callable[[], Any]:
-    """The optimizer's step count, advanced: its output is ``[learning rate, step number]``."""
-    def count() -> Any:
-        lr, step = opt._next_step()
-        return np.array([lr, step], dtype=np.float64)
-
-    return count
-
-
-def _updater(opt: Any, var: Any) -> Callable[[Any, Any], Any]:
-    def update(g: Any, step: Any) -> Any:
-        opt._apply_one(var, g, float(step[0]), int(step[1]))
-        return var._data
-
-    return update
 
 
 class _Slot:

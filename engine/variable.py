@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import backend
-from . import recording as _rec
+from . import listeners as _listeners
 from .dtypes import check_castable, to_array
 from .primitive import Primitive
 from .tensor import Tensor, convert_to_tensor
@@ -47,8 +47,8 @@ class Variable(Tensor):
 
     def __init__(self, initial_value: Any, name: str | None = None, trainable: bool = True,
                  dtype: Any = None):
-        if _rec.listening:
-            _rec.note_new_variable(name)
+        if _listeners.listening:
+            _listeners.note_new_variable(name)
         if callable(initial_value):
             initial_value = initial_value()
         value = convert_to_tensor(initial_value, dtype=dtype)
@@ -68,8 +68,8 @@ class Variable(Tensor):
 
     def _read(self) -> Tensor:
         snapshot = Tensor._make(self._data, self._device)
-        if _rec.listening:
-            _rec.record_read(read_variable, self, snapshot)
+        if _listeners.listening:
+            _listeners.record_read(read_variable, self, snapshot)
         return snapshot
 
     def _new_value(self, v: Any, op: str) -> Any:
@@ -127,9 +127,9 @@ class Variable(Tensor):
         return self
 
     def _checked(self, value: Any, op: str) -> Any:
-        """The new (or added) value as an array, after telling the listeners (`engine.recording`)."""
+        """The new (or added) value as an array, after telling the listeners (`engine.listeners`)."""
         v = value._read() if isinstance(value, Variable) else value
         data = self._new_value(v, op)
-        if _rec.listening:
-            _rec.record_assign(self, op, v if isinstance(v, Tensor) else data)
+        if _listeners.listening:
+            _listeners.record_assign(self, op, v if isinstance(v, Tensor) else data)
         return data

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 import engine as eg
-from engine import recording, trace
+from engine import listeners, trace
 
 THREADS, ROUNDS, LINKS = 4, 25, 20
 
@@ -58,7 +58,7 @@ def test_threads_tracing_at_once_each_get_their_whole_graph():
 
     failures = _run_threads(work)
     assert not failures, f"{len(failures)} of {THREADS * ROUNDS} wrong, e.g. {failures[:3]}"
-    assert recording.listening == 0 and recording.tracer() is None
+    assert listeners.listening == 0 and trace.current_tracer() is None
 
 
 def test_a_thread_that_does_not_trace_runs_eagerly_while_another_traces():
@@ -75,8 +75,8 @@ def test_a_thread_that_does_not_trace_runs_eagerly_while_another_traces():
     tracer_thread.start()
     assert inside.wait(10)
     try:
-        assert recording.listening == 1
-        assert recording.tracer() is None  # this thread is not tracing
+        assert listeners.listening == 1
+        assert trace.current_tracer() is None  # this thread is not tracing
         acc = eg.optimizers.Accumulator()  # refused inside eg.function, fine out here
         v = eg.Variable(1.0)
         acc.add([(eg.constant(2.0), v)])
@@ -95,11 +95,11 @@ def test_a_thread_that_does_not_trace_runs_eagerly_while_another_traces():
 def test_init_scope_pauses_only_this_threads_tracer():
     @eg.function
     def f(x):
-        with trace.init_scope():
-            assert recording.tracer() is None
+        with listeners.init_scope():
+            assert trace.current_tracer() is None
             w = eg.constant(3.0)
-        assert recording.tracer() is not None
+        assert trace.current_tracer() is not None
         return x * w
 
     assert float(f(eg.constant(2.0))) == 6.0
-    assert recording.tracer() is None
+    assert trace.current_tracer() is None

@@ -1,7 +1,7 @@
 """docs/ARCHITECTURE.md's reading map stays true: each ``file:first-last`` range starts on the line that
 defines the name it gives and ends on that definition's last line, the ranges add up to the total the
 document states, and that total keeps the promise (the core reads in at most 400 lines). The core
-names graph mode in one place: `engine/recording.py`, the hook every op, read and assignment passes."""
+names graph mode in one place: `engine/listeners.py`, the hook every op, read and assignment passes."""
 
 from __future__ import annotations
 
@@ -43,4 +43,4 @@ CORE = ["engine/tensor.py", "engine/primitive.py", "engine/variable.py", "engine
 def test_the_core_names_no_tracer(path):
     source = (ROOT / path).read_text(encoding="utf-8")
     assert not re.search(r"\btrac(er|ing)\b|\bfrom \.?\.?trace\b|import trace\b", source), (
-        f"{path} names graph mode; the core reaches it only through engine/recording.py")
+        f"{path} names graph mode; the core reaches it only through engine/listeners.py")

@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend, trace
+from .. import backend
 from .. import ops as F
-from .. import recording as _rec
+from ..listeners import init_scope, name_scope
 from ..tensor import Tensor, convert_to_tensor, is_floating
 from ..variable import Variable
 
@@ -115,14 +115,11 @@ class Layer:
         x = x if isinstance(x, Tensor) else convert_to_tensor(x)
         if not self.built:
             self.dtype = x.dtype if is_floating(x.dtype) else np.dtype("float32")
-            with backend.device(x.device), trace.init_scope():  # initial weights: not ops of a graph
+            with backend.device(x.device), init_scope():  # initial weights: not ops of a graph
                 self.build(x.shape)
             self.built = True
-        if _rec.tracer() is None and _rec.profiler() is None:
+        with name_scope(self.name):  # a traced graph's nodes (and memory_profile's scopes): dense_1/...
             y = self.call(x, training=training)
-        else:
-            with trace.name_scope(self.name):  # graph mode (and memory_profile): ops are dense_1/...
-                y = self.call(x, training=training)
         self.input_shape, self.output_shape = x.shape, y.shape
         return y
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from .. import creation
 from ..tensor import Tensor
 from ..variable import Variable
 from .base import Layer
@@ -60,8 +61,6 @@ class Sequential(Layer):
 
     def build_for(self, input_shape: tuple[int | None, ...]) -> None:
         """Build every layer by running zeros of ``input_shape`` (batch size None → 1) through it."""
-        from .. import creation  # noqa: PLC0415
-
         shape = tuple(1 if n is None else int(n) for n in input_shape)
         self(creation.zeros(shape))
 

@@ -20,7 +20,6 @@ import numpy as np
 from .. import checks
 from .. import ops as F
 from .. import random as _random
-from .. import recording as _rec
 from ..primitive import Primitive
 from ..tensor import Tensor, convert_to_tensor
 
@@ -63,7 +62,7 @@ def dropout(x: Any, rate: Any, training: bool = True, seed: int | None = None,
     if isinstance(rate, Tensor):  # live: an input of the mask op, read when it runs
         if rate._device is not x._device:
             rate = rate.to(x._device)
-        if _rec.tracer() is None and rate._device.kind == "cpu":  # checked here, so the error names dropout
+        if rate._device.kind == "cpu":  # its value now, checked here so that the error names dropout
             _check_live_rate(np, rate._data)
         return F.multiply(x, _mask(x, rate, seed=seed, shape=shape, seed_fn=_seed_fn))
     return F.multiply(x, _mask(x, rate=rate, seed=seed, shape=shape, seed_fn=_seed_fn))

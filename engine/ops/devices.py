@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from .. import backend
-from .. import recording as _rec
+from .. import listeners as _listeners
 from ..primitive import Primitive
 from ..tensor import Tensor
 
@@ -32,6 +32,6 @@ def copy_to_device(x: Tensor, device: backend.Device) -> Tensor:
     if x._device is device:
         return x
     y = Tensor._make(backend.transfer(x._data, device), device)
-    if _rec.listening:
-        _rec.record(_copy, (x,), y, {"device": device})
+    if _listeners.listening:
+        _listeners.record(_copy, (x,), y, {"device": device})
     return y

@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from .. import checks, trace
+from .. import checks
+from .. import listeners as _listeners
 from ..tape import GradientTape
 from ..tensor import Tensor
 from ..variable import Variable
@@ -60,8 +61,8 @@ class Accumulator:
         All or nothing: every pair is checked before anything is added, so a bad pair (wrong shape,
         dtype or device, an integer variable) leaves the accumulator as it was.
         """
-        trace.refuse("Accumulator.add (and MultiSteps)", "Trace the step that computes the gradients "
-                       "and accumulate its results outside the traced function.")
+        _listeners.note_python_state("Accumulator.add (and MultiSteps)", "Trace the step that computes "
+                                     "the gradients and accumulate its results outside the traced function.")
         op = "Accumulator.add"
         pairs = _pairs(grads_and_vars, op)
         for _, v in pairs:

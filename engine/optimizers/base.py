@@ -23,9 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend, checks, trace
-from .. import recording as _rec
+from .. import backend, checks
 from ..dtypes import weak_array
+from ..listeners import init_scope, name_scope
+from ..primitive import Primitive, apply_unchecked
 from ..tape import GradientTape
 from ..tensor import Tensor
 from ..variable import Variable
@@ -128,23 +129,25 @@ class Optimizer:
             learning_rate = checks.live_number(learning_rate, "learning_rate", type(self).__name__)
         self.learning_rate = learning_rate
         self.name = name or type(self).__name__
-        self._iterations = 0
+        # The number of updates applied, a Variable (as TensorFlow's): a traced step counts by assigning.
+        with backend.device("cpu:0"):
+            self._count = Variable(np.int64(0), name=f"{self.name}/iterations", trainable=False)
         self._slots: dict[int, dict[str, Variable]] = {}
 
     # ---- state ----------------------------------------------------------------------------------
     @property
     def iterations(self) -> int:
         """How many times `apply_gradients` has updated the variables."""
-        return self._iterations
+        return int(self._count._data)
 
     def current_learning_rate(self, step: int | None = None) -> float:
         """The learning rate used at ``step`` (default: the next update): a Variable's value now, a
-        schedule's value for that step. Read outside any graph being traced (`trace.init_scope`), so
-        a traced step reads it when it runs, not once when traced."""
+        schedule's value for that step. Read outside any graph being traced (`init_scope`): a traced
+        step reads it when its step op runs, not once when traced."""
         lr = self.learning_rate
-        with trace.init_scope():
+        with init_scope():
             if callable(lr):
-                lr = lr(self._iterations if step is None else step)
+                lr = lr(self.iterations if step is None else step)
             if isinstance(lr, Tensor) and lr.size == 1:
                 lr = backend.to_host(lr._data).item()  # (not .item(): no tape host-read warning)
         if isinstance(lr, bool) or not isinstance(lr, int | float | np.number):
@@ -191,65 +194,57 @@ class Optimizer:
 
         Gradients must have their variable's shape, dtype and device (a clear ``ValueError``
         otherwise). Increments `iterations` once.
+
+        The update is ops and assignments, like any code (so an `eg.function` graph takes the step on
+        every call): an op gives the learning rate and number of this step, one op per variable its
+        new value and slots' values by the optimizer's rule (`_update`; it takes the variable and its
+        slots themselves and reads them when it runs, as TensorFlow's ``ResourceApply`` ops do), then
+        assignments write them and count the step. All or nothing: every new value is computed before
+        anything is written, so an error part-way (a failing update rule, memory) leaves variables,
+        slots and iterations as they were.
         """
         op = f"{self.name}.apply_gradients"
         given = [(g, v) for g, v in _pairs(grads_and_vars, op) if g is not None]
         for _, v in given:
             check_trainable_dtype(v, op)
-        checked = [(as_gradient_array(g, v, op), v) for g, v in given]
+        checked = [(_gradient_tensor(g, v, op), v) for g, v in given]
         if not checked:
             raise ValueError(
                 f"{op}: no gradients provided for any variable (all were None). A None gradient means "
                 "the loss does not depend on that variable: check that the loss reads it."
             )
-        # eg.function: the updates become graph nodes
-        if (tracer := _rec.tracer()) is not None:
-            tracer.on_optimizer_step(self, [(g if isinstance(g, Tensor) else a, v)
-                                                    for (g, v), (a, _) in zip(given, checked)])
-        lr = self.current_learning_rate()
-        step = self._iterations + 1
-        # All or nothing: every new value (and new slot) is computed first, and only then written, so
-        # an error part-way (a failing update rule, memory) leaves variables, slots and iterations as
-        # they were.
-        updates = [self._compute_one(var, g, lr, step) for g, var in checked]
-        for var, new_value, slots, new_slots in updates:
-            self._commit_one(var, new_value, slots, new_slots)
-        self._iterations = step
+        with name_scope(self.name):
+            step = apply_unchecked(_next_step, backend.CPU, optimizer=self)
+            updates = [self._new_values(var, g, step) for g, var in checked]
+            self._count.assign_add(_ONE)
+            for var, value, slots, new_slots, fresh in updates:
+                with name_scope(_update_scope(var)):
+                    var.assign(value)
+                    for name, s in new_slots.items():
+                        slots[name].assign(s)
+                if fresh:  # the first update of var: its slots are kept from now on
+                    self._register_slots(var, slots)
 
-    def _compute_one(self, var: Variable, g: Any, lr: float, step: int) -> tuple[Variable, Any, dict, bool]:
-        """``var``'s new value and slot values from the checked gradient array ``g``, nothing written:
-        ``(var, new value, {slot name: new value or, on var's first update, the new slot Variable},
-        whether the slots are new)``."""
-        with var._device.activate():  # the update and its slots on the variable's device
-            slots = self._slots.get(var._uid)
-            current = ({k: s._data for k, s in slots.items()} if slots is not None else
-                       self._initial_slots(var))
-            new_value, new_slots = self._update(var._device.xp, var._data, g, current, lr, step)
-            new_value = new_value.astype(var.dtype, copy=False)
-            new_slots = {k: value.astype(var.dtype, copy=False) for k, value in new_slots.items()}
-            if slots is None:  # the first update of var: its slots are born with their values
-                new_slots = {k: _slot_variable(v, var, self._slot_name(var, k)) for k, v in new_slots.items()}
-        return var, new_value, new_slots, slots is None
-
-    def _commit_one(self, var: Variable, new_value: Any, new_slots: dict, fresh: bool) -> None:
-        var._data = new_value
+    def _new_values(self, var: Variable, g: Tensor, step: Tensor) -> tuple[Variable, Tensor, dict, dict,
+                                                                          bool]:
+        """``var``'s new value and its slots' new values (tensors; nothing written yet): ``(var, new
+        value, its slot Variables, {slot name: new value}, whether the slots are new)``. On var's first
+        update its slots are made here, with their initial values, and kept only if all goes well."""
+        slots = self._slots.get(var._uid)
+        fresh = slots is None
         if fresh:
-            self._register_slots(var, new_slots)
-            return
-        slots = self._slots[var._uid]
-        for k, value in new_slots.items():
-            slots[k]._data = value
-
-    def _apply_one(self, var: Variable, g: Any, lr: float, step: int) -> None:
-        """Update ``var`` (and its slots) with the checked gradient array ``g``."""
-        self._commit_one(*self._compute_one(var, g, lr, step))
-
-    def _next_step(self) -> tuple[float, int]:
-        """Count one more update; its learning rate and step number (a traced graph's first node of an
-        optimizer step)."""
-        lr = self.current_learning_rate()
-        self._iterations += 1
-        return lr, self._iterations
+            with var._device.activate():  # new slots beside their variable
+                slots = {name: _slot_variable(value, var, self._slot_name(var, name))
+                         for name, value in self._initial_slots(var).items()}
+        if not slots:  # (plain SGD: one op)
+            return var, apply_unchecked(_update_op, var._device, g, step, optimizer=self, var=var,
+                                        slots=slots, outputs=None), slots, {}, fresh
+        outputs = _SlotValues()
+        value = apply_unchecked(_update_op, var._device, g, step, optimizer=self, var=var, slots=slots,
+                                outputs=outputs)
+        new_slots = {name: apply_unchecked(_slot_op, var._device, value, outputs=outputs, name=name)
+                     for name in slots}
+        return var, value, slots, new_slots, fresh
 
     def minimize(self, loss: Callable[[], Tensor] | Tensor, var_list: Sequence[Variable] | None = None,
                  tape: GradientTape | None = None) -> Tensor:
@@ -273,15 +268,6 @@ class Optimizer:
         raise NotImplementedError
 
     # ---- internals ------------------------------------------------------------------------------
-    def _slots_of(self, var: Variable) -> dict[str, Variable]:
-        slots = self._slots.get(var._uid)
-        if slots is None:
-            with var._device.activate():  # new slots beside their variable
-                slots = {name: _slot_variable(value, var, self._slot_name(var, name))
-                         for name, value in self._initial_slots(var).items()}
-            self._register_slots(var, slots)
-        return slots
-
     def _slot_name(self, var: Variable, name: str) -> str:
         return f"{var.name if var.name is not None else 'variable'}/{self.name}/{name}"
 
@@ -340,7 +326,70 @@ class Optimizer:
         return f"learning_rate={getattr(lr, '__name__', lr) if callable(lr) else lr}"
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self._hyper()} iterations={self._iterations}>"
+        return f"<{type(self).__name__} {self._hyper()} iterations={self.iterations}>"
+
+
+def _update_scope(var: Variable) -> str:
+    """The name scope of ``var``'s assignments (TensorFlow's: ``Adam/update_dense_1/kernel/...``)."""
+    return f"update_{var.name or 'variable'}"
+
+
+def _gradient_tensor(g: Any, var: Variable, op: str) -> Tensor:
+    """Gradient ``g`` for ``var`` as a tensor (itself when it is one), checked (`as_gradient_array`)."""
+    data = as_gradient_array(g, var, op)
+    if isinstance(g, Tensor) and not g._is_variable and g._data is data:
+        return g
+    return Tensor._make(data, var._device)
+
+
+def _next_step_forward(xp: Any, *, optimizer: Optimizer) -> Any:
+    """``[learning rate, step number]`` of ``optimizer``'s next update (float64, on the host): its
+    step count, and a schedule or a learning-rate Variable, are read when the op runs."""
+    done = int(optimizer._count._data)
+    return np.array([optimizer.current_learning_rate(done), done + 1], dtype=np.float64)
+
+
+class _SlotValues:
+    """Where one variable's update leaves its slots' new values for the `_slot_op`s that hand them on
+    (an op has one output: the variable's new value). Kept by the ops' parameters, so a traced graph's
+    update and slot ops share one, as the eager ones do."""
+
+    __slots__ = ("values",)
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+
+
+def _update_forward(xp: Any, g: Any, step: Any, *, optimizer: Optimizer, var: Variable,
+                    slots: dict[str, Variable], outputs: _SlotValues | None) -> Any:
+    """``var``'s new value by ``optimizer``'s rule (`Optimizer._update`) from gradient ``g``, ``var``
+    and its ``slots`` as they are now; the slots' new values go to ``outputs``, where `_slot_forward`
+    takes them."""
+    w = var._data
+    lr, number = step.tolist()
+    current = {name: slot._data for name, slot in slots.items()} if slots else {}
+    new_w, new_slots = optimizer._update(xp, w, g, current, lr, int(number))
+    if new_slots:
+        outputs.values = {k: v.astype(w.dtype, copy=False) for k, v in new_slots.items()}
+    return new_w.astype(w.dtype, copy=False)
+
+
+def _slot_forward(xp: Any, new_w: Any, *, outputs: _SlotValues, name: str) -> Any:
+    """Slot ``name``'s new value, computed by the update whose output is ``new_w`` (its input: so it
+    runs after that update)."""
+    return outputs.values[name]
+
+
+_next_step = Primitive("optimizer_step", _next_step_forward, inputs=(), same_dtype=False,
+                       rule="not differentiable: an optimizer's learning rate and step number (no inputs)",
+                       doc=_next_step_forward.__doc__)
+_update_op = Primitive("apply_gradient", _update_forward, inputs=("g", "step"), same_dtype=False,
+                       rule="not differentiable: a variable's new value from its gradient g and the step",
+                       doc=_update_forward.__doc__)
+_slot_op = Primitive("updated_slot", _slot_forward, inputs=("new_w",), same_dtype=False,
+                     rule="not differentiable: a slot's new value, made with the variable's new_w",
+                     doc=_slot_forward.__doc__)
+_ONE = Tensor._make(np.array(1, dtype=np.int64), backend.CPU)  # what a step adds to the count
 
 
 def _forget_slots(optimizer_ref: weakref.ref, uid: int) -> None:
