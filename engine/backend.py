@@ -61,6 +61,10 @@ class Device:
 
     __hash__ = object.__hash__
 
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        # One Device object per place (== is identity): a copy or an unpickled device is that object.
+        return get_device, (self.name,)
+
     def activate(self) -> contextlib.AbstractContextManager:
         """Make this device current for the array library (CuPy needs it for multi-GPU)."""
         if self.kind == "gpu":

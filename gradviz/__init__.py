@@ -22,9 +22,9 @@ __version__ = "0.1.0"
 # built from tapes and optimizers), render/ (DOT, SVG, plots, themes), widgets/ (one module per widget).
 _LAZY = {
     "graph": ("widgets.graph_entry", "graph"),
-    "tape": ("widgets.tape_inspector", "tape"),
+    "tape": ("widgets.tape_view", "tape"),
     "explain_none": ("model.explain", "explain_none"),
-    "backprop": ("widgets.stepper", "backprop"),
+    "backprop": ("widgets.backprop_view", "backprop"),
     "flow": ("widgets.flow_view", "flow"),
     "clipping": ("widgets.clipping_lab", "clipping"),
     "descent": ("widgets.descent_trace", "descent"),

@@ -16,7 +16,7 @@ from gradviz.model.traced_model import traced_model
 from gradviz.render.theme import palette
 from gradviz.widgets.graph_states import fold_states
 from gradviz.widgets.graph_view import GraphView
-from gradviz.widgets.traced_view import traced_graph
+from gradviz.widgets.traced_graph_view import traced_graph
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from widget_models import chain3, traced_chain3, traced_per_sample_step  # noqa: E402

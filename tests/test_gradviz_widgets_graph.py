@@ -264,10 +264,10 @@ def test_import_gradviz_is_light():
         " if m in sys.modules]\n"
         "assert not heavy, heavy\n"
         "assert callable(gv.graph)\n"
-        "import gradviz.widgets.graph_entry, gradviz.widgets.stepper\n"  # modules are not the functions
+        "import gradviz.widgets.graph_entry, gradviz.widgets.backprop_view\n"  # modules are not the functions
         "assert callable(gv.graph) and callable(gv.backprop)\n"
         "assert gv.graph.__module__ == 'gradviz.widgets.graph_entry'\n"
-        "assert gradviz.widgets.stepper.backprop is gv.backprop\n"
+        "assert gradviz.widgets.backprop_view.backprop is gv.backprop\n"
         "print('ok')\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

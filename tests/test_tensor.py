@@ -247,3 +247,35 @@ def test_import_engine_is_light():
 def test_ops_on_python_values_pick_a_common_dtype():
     assert float(eg.add(1, 2.5)) == 3.5 and eg.add(1, 2.5).dtype == np.float32
     assert int(eg.floordiv(17, 3)) == 5 and eg.multiply(2, 3).dtype == np.int32
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_deepcopy_makes_new_tensors_and_variables_on_the_same_device(device):
+    """A deep copy is a new tensor (its own id, its own values); a Variable's copy is a Variable with
+    the same name and trainability; the device is the same object (devices compare by identity)."""
+    import copy  # noqa: PLC0415 (only this test copies)
+    import pickle  # noqa: PLC0415
+
+    with eg.device(device):
+        t = eg.constant([1.0, 2.0])
+        v = eg.Variable([3.0, 4.0], name="w", trainable=False)
+    t2, v2 = copy.deepcopy([t, v])
+    assert t2.id not in (t.id, v.id) and v2.id not in (t.id, v.id, t2.id)
+    assert t2._device is t._device and v2._device is v._device
+    assert isinstance(v2, eg.Variable) and v2.name == "w" and not v2.trainable
+    v2.assign([5.0, 6.0])
+    assert v.numpy().tolist() == [3.0, 4.0] and v2.numpy().tolist() == [5.0, 6.0]
+    assert pickle.loads(pickle.dumps(t._device)) is t._device
+
+
+def test_deepcopy_of_an_optimizer_keeps_its_state_apart():
+    """An optimizer holds Variables (its step count, its slots): a deep copy steps on its own."""
+    import copy  # noqa: PLC0415
+
+    w = eg.Variable([1.0, -2.0])
+    opt = eg.optimizers.Adam(learning_rate=0.1)
+    opt.apply_gradients([(eg.constant([0.5, 0.5]), w)])
+    twin = copy.deepcopy(opt)
+    assert twin.iterations == opt.iterations == 1
+    opt.apply_gradients([(eg.constant([0.5, 0.5]), w)])
+    assert (opt.iterations, twin.iterations) == (2, 1)

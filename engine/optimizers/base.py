@@ -132,6 +132,7 @@ class Optimizer:
         # The number of updates applied, a Variable (as TensorFlow's): a traced step counts by assigning.
         with backend.device("cpu:0"):
             self._count = Variable(np.int64(0), name=f"{self.name}/iterations", trainable=False)
+        self._one = Tensor._make(np.array(1, dtype=np.int64), backend.CPU)  # what a step adds to the count
         self._slots: dict[int, dict[str, Variable]] = {}
 
     # ---- state ----------------------------------------------------------------------------------
@@ -216,7 +217,7 @@ class Optimizer:
         with name_scope(self.name):
             step = apply_unchecked(_next_step, backend.CPU, optimizer=self)
             updates = [self._new_values(var, g, step) for g, var in checked]
-            self._count.assign_add(_ONE)
+            self._count.assign_add(self._one)
             for var, value, slots, new_slots, fresh in updates:
                 with name_scope(_update_scope(var)):
                     var.assign(value)
@@ -389,7 +390,6 @@ _update_op = Primitive("apply_gradient", _update_forward, inputs=("g", "step"), 
 _slot_op = Primitive("updated_slot", _slot_forward, inputs=("new_w",), same_dtype=False,
                      rule="not differentiable: a slot's new value, made with the variable's new_w",
                      doc=_slot_forward.__doc__)
-_ONE = Tensor._make(np.array(1, dtype=np.int64), backend.CPU)  # what a step adds to the count
 
 
 def _forget_slots(optimizer_ref: weakref.ref, uid: int) -> None:

@@ -2,7 +2,7 @@
 
 This module is gv.graph's entry: it reads what it is given (tensors and tapes, a tape alone, a
 graph-style engine's value, an ``eg.Graph``) and returns the widget that draws it, a
-`gradviz.widgets.graph_view.GraphView` (or its `traced_view` subclass).
+`gradviz.widgets.graph_view.GraphView` (or its `traced_graph_view` subclass).
 
 Hovering a node shows its full value (the SVG's tooltip); clicking one shows its details beside the
 graph. Graphs over ~150 nodes collapse into one node per layer / name scope; click a group to
@@ -31,7 +31,7 @@ from gradviz.model.graph_style import graph_tape, is_graph_value
 from gradviz.model.protocol import is_engine_tape
 from gradviz.render.dot import DEFAULT_SHOW
 from gradviz.widgets.graph_view import GraphView
-from gradviz.widgets.traced_view import traced_graph
+from gradviz.widgets.traced_graph_view import traced_graph
 
 __all__ = ["graph", "GRAPH_INPUTS"]
 
@@ -57,9 +57,10 @@ def graph(
     ``theme``: "auto" (follow JupyterLab), "light" or "dark".
     ``edge_magnitude``: draw each edge as wide as the gradient flowing along it (log scale).
 
-    ``target`` may also be an ``eg.Graph`` (what ``eg.function`` traced): see `gradviz.widgets.traced_view`;
-    or, with no tape, a graph-style engine's value (micrograd's design: ``.parents``/``._prev`` and
-    ``.op``/``._op``), drawn through the same reader as a tape (`gradviz.model.graph_style`).
+    ``target`` may also be an ``eg.Graph`` (what ``eg.function`` traced): see
+    `gradviz.widgets.traced_graph_view`; or, with no tape, a graph-style engine's value (micrograd's
+    design: ``.parents``/``._prev`` and ``.op``/``._op``), drawn through the same reader as a tape
+    (`gradviz.model.graph_style`).
 
     >>> import engine as eg
     >>> import gradviz as gv

@@ -1,4 +1,4 @@
-"""`GraphView`: the widget `gv.graph` returns (a tape's graph; `traced_view` subclasses it).
+"""`GraphView`: the widget `gv.graph` returns (a tape's graph; `traced_graph_view` subclasses it).
 
 It holds the full model, folds it (`GraphModel.fold_plan`), draws each state once
 (`gradviz.render.dot.to_dot`, then SVG), and answers clicks: a folded box opens, an open frame closes,
