@@ -19,17 +19,8 @@ The widget's lifecycle is written here once (docs/WIDGETS.md):
 
 Setting a trait to the value it has notifies nothing, and the browser's moves are applied together
 (``hold_trait_notifications``), so neither direction needs a flag against the other.
-ipywidgets and anywidget are imported only when a live widget is built.
-
->>> import engine as eg
->>> import gradviz as gv
->>> x = eg.constant(2.0)
->>> with eg.GradientTape() as tape:
-...     tape.watch(x)
-...     y = x * x
-...
->>> isinstance(gv.tape(tape), gv.View)
-True
+ipywidgets and anywidget are imported only when a live widget is built. `View`'s docstring has an
+example; docs/WIDGETS.md a whole widget.
 """
 
 from __future__ import annotations
